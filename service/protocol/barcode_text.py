@@ -1,0 +1,100 @@
+"""Barcode text: the payload forms and scan URLs of PROTOCOL §3.
+
+Readers accept every form; writers produce version 2. Parsing never fetches anything and never
+trusts the URL's host: authenticity comes from the registry and the GCM tag alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from service.protocol.encoding import (
+    EncodingError,
+    b64url_decode,
+    b64url_encode,
+    base32_decode,
+    base32_encode,
+)
+
+REFERENCE_RE = re.compile(r"^[A-Za-z0-9_-]{22}$")
+MAX_BARCODE_CHARS = 13000
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*(?P<rest>.*)$", re.DOTALL)
+
+
+class BarcodeTextError(ValueError):
+    """The text is not any barcode form the protocol knows. The message never quotes the text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """A parsed barcode: the record's reference and the ciphertext without its tag."""
+
+    version: int
+    service_reference: str
+    ciphertext: bytes
+
+
+def build_payload_v2(reference: str, ciphertext: bytes) -> str:
+    return f"2|{reference}|{base32_encode(ciphertext)}"
+
+
+def build_payload_v1(reference: str, ciphertext: bytes) -> str:
+    return f"1|{reference}|{b64url_encode(ciphertext)}"
+
+
+def scan_url_prefix(scan_base: str, reference: str) -> str:
+    """The byte-mode part of the QR text: everything up to and including `#2.`."""
+    return f"{scan_base.rstrip('/')}/v/{reference}#2."
+
+
+def build_scan_url_v2(scan_base: str, reference: str, ciphertext: bytes) -> str:
+    return scan_url_prefix(scan_base, reference) + base32_encode(ciphertext)
+
+
+def parse_barcode(text: str) -> Payload:
+    """Read any form of PROTOCOL §3 (surrounding whitespace ignored)."""
+    stripped = text.strip()
+    if not stripped:
+        raise BarcodeTextError("barcode text is empty")
+    match = _URL_RE.match(stripped)
+    if match:
+        return _parse_url(match.group("rest"))
+    return _parse_payload(stripped)
+
+
+def _parse_url(rest: str) -> Payload:
+    path, _, fragment = rest.partition("#")
+    path = path.split("?", 1)[0]
+    if path.startswith("/v/") and len(path) > 3:
+        tail = unquote(path[3:])
+        if REFERENCE_RE.match(tail):
+            fragment = unquote(fragment)
+            if not fragment.startswith("2."):
+                raise BarcodeTextError("scan URL fragment is not a version 2 ciphertext")
+            return _payload(2, tail, fragment[2:])
+        return _parse_payload(tail)
+    if path in ("/v", "/v/") and fragment:
+        return _parse_payload(unquote(fragment))
+    raise BarcodeTextError("not a payslip scan URL")
+
+
+def _parse_payload(text: str) -> Payload:
+    parts = text.split("|")
+    if len(parts) != 3 or parts[0] not in ("1", "2"):
+        raise BarcodeTextError("not a payslip barcode payload")
+    return _payload(int(parts[0]), parts[1], parts[2])
+
+
+def _payload(version: int, reference: str, encoded: str) -> Payload:
+    if not REFERENCE_RE.match(reference):
+        raise BarcodeTextError("the reference is not 22 base64url characters")
+    if not encoded:
+        raise BarcodeTextError("the ciphertext is empty")
+    try:
+        ciphertext = base32_decode(encoded) if version == 2 else b64url_decode(encoded)
+    except EncodingError as exc:
+        kind = "Base32" if version == 2 else "base64url"
+        raise BarcodeTextError(f"the ciphertext is not valid {kind}") from exc
+    return Payload(version=version, service_reference=reference, ciphertext=ciphertext)

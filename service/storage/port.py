@@ -1,0 +1,166 @@
+"""The storage port: what the domain needs from a store of record, and nothing more.
+
+Two adapters implement it (TinyDB for desktops and small instances, PostgreSQL for large ones).
+Uniqueness rules live here because only the store can apply them atomically across threads and
+processes: a reference is registered once, an IV once per issuer. The domain decides what counts
+as "the same content" by computing `Record.fingerprint`; the store only compares fingerprints.
+
+Nothing in these types may ever hold a ciphertext, a plaintext PII text or a raw key.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A registered payslip: the non-personal part and the metadata needed to decrypt later."""
+
+    service_reference: str
+    issuer_id: str
+    schema: str
+    issued_at: str
+    payslip_non_pii: dict[str, Any]
+    iv: str
+    tag: str
+    key_version: str | None
+    fingerprint: str
+    registered_at: str
+    status: str = "active"
+    revoked_at: str | None = None
+    revoke_reason: str | None = None
+
+
+class AddStatus(enum.Enum):
+    CREATED = "created"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+    IV_REUSED = "iv_reused"
+
+
+@dataclass(frozen=True, slots=True)
+class AddOutcome:
+    status: AddStatus
+    record: Record | None = None
+    """The stored record for CREATED and DUPLICATE; None otherwise (never another issuer's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Issuer:
+    issuer_id: str
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verifier:
+    verifier_id: str
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """An OAuth client. `role` is issuer, verifier or admin; `owner_id` the issuer/verifier id."""
+
+    client_id: str
+    role: str
+    owner_id: str
+    name: str
+    secret_hmac: str
+    created_at: str
+    disabled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class KeyVersion:
+    """An issuer key. `wrapped` is base64url of the key wrapped under the master key; empty once
+    retired (the material is destroyed)."""
+
+    key_version: str
+    issuer_id: str
+    number: int
+    state: str
+    wrapped: str
+    created_at: str
+    retired_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    records_by_issuer: dict[str, int] = field(default_factory=dict)
+    revoked_by_issuer: dict[str, int] = field(default_factory=dict)
+
+
+class StoreUnavailable(Exception):
+    """The store cannot answer (database down, disk gone). Maps to SERVICE_UNAVAILABLE."""
+
+
+class Store(Protocol):
+    """Every method is thread-safe. Every mutation is durable when it returns."""
+
+    # --- records -------------------------------------------------------------------------
+    def add_records(self, records: Sequence[Record]) -> list[AddOutcome]:
+        """Register records in order, atomically, with one durable write for all CREATED ones.
+
+        Per record, in this order: its reference already exists (stored, or earlier in this call)
+        -> DUPLICATE if the fingerprints are equal, else CONFLICT; else its (issuer_id, iv) is
+        taken (stored, or earlier in this call) -> IV_REUSED; else CREATED. Rejected records
+        store nothing and do not reserve their reference or IV.
+        """
+        ...
+
+    def get_record(self, service_reference: str) -> Record | None: ...
+
+    def pin_key(self, service_reference: str, key_version: str) -> None:
+        """Record which key authenticated an unpinned record, so later verifications use it."""
+        ...
+
+    def revoke_record(
+        self, service_reference: str, issuer_id: str, reason: str | None, at: str
+    ) -> Record | None:
+        """Revoke one of the issuer's records; a repeat keeps the first revocation. None when the
+        reference is unknown or belongs to another issuer."""
+        ...
+
+    def counts(self) -> Counts: ...
+
+    # --- issuers, verifiers, clients -----------------------------------------------------
+    def add_issuer(self, issuer: Issuer) -> None: ...
+    def get_issuer(self, issuer_id: str) -> Issuer | None: ...
+    def list_issuers(self) -> list[Issuer]: ...
+    def add_verifier(self, verifier: Verifier) -> None: ...
+    def list_verifiers(self) -> list[Verifier]: ...
+    def add_client(self, client: Client) -> None: ...
+    def get_client(self, client_id: str) -> Client | None: ...
+    def list_clients(self) -> list[Client]: ...
+    def set_client_disabled(self, client_id: str, disabled: bool) -> bool:
+        """False when no such client exists."""
+        ...
+
+    # --- keys ----------------------------------------------------------------------------
+    def add_key(self, key: KeyVersion, demote_active: bool) -> None:
+        """Store a new key; with demote_active, the issuer's previous active key becomes live in
+        the same durable write."""
+        ...
+
+    def get_key(self, key_version: str) -> KeyVersion | None: ...
+    def list_keys(self, issuer_id: str | None = None) -> list[KeyVersion]: ...
+    def retire_key(self, key_version: str, at: str) -> KeyVersion | None:
+        """Mark retired and overwrite the wrapped material; None when unknown."""
+        ...
+
+    # --- instance settings (wrapped signing key, HMAC key, ...) ---------------------------
+    def get_setting(self, name: str) -> str | None: ...
+    def set_setting(self, name: str, value: str) -> None: ...
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def ping(self) -> bool:
+        """True when the store can answer (readiness)."""
+        ...
+
+    def close(self) -> None: ...
