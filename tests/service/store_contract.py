@@ -1,0 +1,535 @@
+"""The store contract: every adapter of `service.storage.port.Store` must pass these tests.
+
+Not collected by itself (no `Test` prefix). An adapter's test module subclasses `StoreContract`
+and provides a `store` fixture yielding a fresh, empty store, e.g.::
+
+    class TestMyStore(StoreContract):
+        @pytest.fixture
+        def store(self, tmp_path: Path) -> Iterator[Store]:
+            s = MyStore(tmp_path)
+            yield s
+            s.close()
+
+The tests only use the port, so they pin down the semantics the domain relies on (the order of
+the add_records rules, what a rejected record reserves, idempotent revocation, key demotion ...)
+independently of how an adapter implements them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from service.storage.port import (
+    AddOutcome,
+    AddStatus,
+    Client,
+    Issuer,
+    KeyVersion,
+    Record,
+    Store,
+    Verifier,
+)
+
+ISSUER_A = "iss-a"
+ISSUER_B = "iss-b"
+
+
+def make_record(
+    ref: str,
+    *,
+    issuer: str = ISSUER_A,
+    iv: str | None = None,
+    fingerprint: str | None = None,
+    key_version: str | None = "kv-1",
+    **changes: Any,
+) -> Record:
+    """A plausible record; the IV and fingerprint default to values derived from the reference."""
+    record = Record(
+        service_reference=ref,
+        issuer_id=issuer,
+        schema="au.payslip.v2",
+        issued_at="2026-01-31T00:00:00Z",
+        payslip_non_pii={
+            "pay_period": {"start": "2026-01-01", "end": "2026-01-31"},
+            "net_pay": {"amount": 123456, "currency": "AUD"},
+            "lines": [{"code": "BASE", "amount": 100000}, {"code": "TAX", "amount": -23456}],
+            "note": "Ünïcödé ✓",
+        },
+        iv=iv if iv is not None else f"iv-{ref}",
+        tag=f"tag-{ref}",
+        key_version=key_version,
+        fingerprint=fingerprint if fingerprint is not None else f"fp-{ref}",
+        registered_at="2026-02-01T10:00:00Z",
+    )
+    return replace(record, **changes) if changes else record
+
+
+def statuses(outcomes: list[AddOutcome]) -> list[AddStatus]:
+    return [o.status for o in outcomes]
+
+
+def make_key(kv: str, issuer: str = ISSUER_A, number: int = 1, state: str = "active") -> KeyVersion:
+    return KeyVersion(
+        key_version=kv,
+        issuer_id=issuer,
+        number=number,
+        state=state,
+        wrapped=f"wrapped-{kv}",
+        created_at=f"2026-01-0{number}T00:00:00Z",
+    )
+
+
+def make_client(client_id: str, role: str = "issuer", owner: str = ISSUER_A) -> Client:
+    return Client(
+        client_id=client_id,
+        role=role,
+        owner_id=owner,
+        name=f"client {client_id}",
+        secret_hmac=f"hmac-{client_id}",
+        created_at="2026-01-01T00:00:00Z",
+    )
+
+
+class StoreContract:
+    """Behaviour every Store adapter must have. Subclasses provide the `store` fixture."""
+
+    # --- add_records: single records ---------------------------------------------------------
+
+    def test_empty_batch(self, store: Store) -> None:
+        assert store.add_records([]) == []
+
+    def test_created_and_roundtrip(self, store: Store) -> None:
+        rec = make_record("ref-1")
+        [outcome] = store.add_records([rec])
+        assert outcome.status is AddStatus.CREATED
+        assert outcome.record == rec
+        got = store.get_record("ref-1")
+        assert got == rec
+        assert isinstance(got, Record)
+        assert got.payslip_non_pii["lines"][1]["amount"] == -23456
+        assert got.payslip_non_pii["note"] == "Ünïcödé ✓"
+
+    def test_roundtrip_optional_fields(self, store: Store) -> None:
+        rec = make_record(
+            "ref-opt",
+            key_version=None,
+            status="revoked",
+            revoked_at="2026-03-01T00:00:00Z",
+            revoke_reason=None,
+        )
+        store.add_records([rec])
+        assert store.get_record("ref-opt") == rec
+
+    def test_unknown_reference(self, store: Store) -> None:
+        assert store.get_record("nope") is None
+
+    def test_duplicate_same_fingerprint_returns_stored(self, store: Store) -> None:
+        first = make_record("ref-1")
+        store.add_records([first])
+        again = make_record("ref-1", registered_at="2026-02-02T00:00:00Z", iv="iv-other")
+        [outcome] = store.add_records([again])
+        assert outcome.status is AddStatus.DUPLICATE
+        assert outcome.record == first  # the stored one, not the resubmitted one
+        assert store.get_record("ref-1") == first
+
+    def test_conflict_different_fingerprint(self, store: Store) -> None:
+        first = make_record("ref-1")
+        store.add_records([first])
+        [outcome] = store.add_records([make_record("ref-1", fingerprint="fp-changed")])
+        assert outcome.status is AddStatus.CONFLICT
+        assert outcome.record is None
+        assert store.get_record("ref-1") == first
+
+    def test_conflict_never_reveals_other_issuers_record(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", issuer=ISSUER_A)])
+        [outcome] = store.add_records([make_record("ref-1", issuer=ISSUER_B, fingerprint="fp-b")])
+        assert outcome.status is AddStatus.CONFLICT
+        assert outcome.record is None
+
+    def test_iv_reused_same_issuer(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", iv="iv-shared")])
+        [outcome] = store.add_records([make_record("ref-2", iv="iv-shared")])
+        assert outcome.status is AddStatus.IV_REUSED
+        assert outcome.record is None
+        assert store.get_record("ref-2") is None
+
+    def test_same_iv_other_issuer_is_fine(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", issuer=ISSUER_A, iv="iv-shared")])
+        [outcome] = store.add_records([make_record("ref-2", issuer=ISSUER_B, iv="iv-shared")])
+        assert outcome.status is AddStatus.CREATED
+        assert store.get_record("ref-2") is not None
+
+    def test_reference_rule_comes_before_iv_rule(self, store: Store) -> None:
+        first = make_record("ref-1", iv="iv-1")
+        store.add_records([first, make_record("ref-2", iv="iv-2")])
+        # Same reference and an IV that is taken by another record: the reference decides.
+        dup = make_record("ref-1", iv="iv-2")
+        conflict = make_record("ref-1", iv="iv-2", fingerprint="fp-x")
+        outcomes = store.add_records([dup, conflict])
+        assert statuses(outcomes) == [AddStatus.DUPLICATE, AddStatus.CONFLICT]
+        assert outcomes[0].record == first
+
+    # --- add_records: rules inside one batch ---------------------------------------------------
+
+    def test_batch_outcomes_in_order(self, store: Store) -> None:
+        store.add_records([make_record("old", iv="iv-old")])
+        batch = [
+            make_record("new-1"),
+            make_record("old"),  # duplicate
+            make_record("old", fingerprint="fp-y"),  # conflict
+            make_record("new-2", iv="iv-old"),  # iv reused
+            make_record("new-3"),
+        ]
+        outcomes = store.add_records(batch)
+        assert statuses(outcomes) == [
+            AddStatus.CREATED,
+            AddStatus.DUPLICATE,
+            AddStatus.CONFLICT,
+            AddStatus.IV_REUSED,
+            AddStatus.CREATED,
+        ]
+        assert outcomes[0].record == batch[0]
+        assert outcomes[4].record == batch[4]
+        assert store.get_record("new-2") is None
+        assert store.get_record("new-1") == batch[0]
+        assert store.get_record("new-3") == batch[4]
+
+    def test_in_batch_duplicate(self, store: Store) -> None:
+        a = make_record("ref-1")
+        a_again = make_record("ref-1", iv="iv-different", registered_at="2026-02-09T00:00:00Z")
+        outcomes = store.add_records([a, a_again])
+        assert statuses(outcomes) == [AddStatus.CREATED, AddStatus.DUPLICATE]
+        assert outcomes[1].record == a
+        assert store.get_record("ref-1") == a
+
+    def test_in_batch_conflict(self, store: Store) -> None:
+        a = make_record("ref-1")
+        outcomes = store.add_records([a, make_record("ref-1", fingerprint="fp-other")])
+        assert statuses(outcomes) == [AddStatus.CREATED, AddStatus.CONFLICT]
+        assert outcomes[1].record is None
+        assert store.get_record("ref-1") == a
+
+    def test_in_batch_iv_reuse_same_issuer(self, store: Store) -> None:
+        outcomes = store.add_records(
+            [make_record("ref-1", iv="iv-x"), make_record("ref-2", iv="iv-x")]
+        )
+        assert statuses(outcomes) == [AddStatus.CREATED, AddStatus.IV_REUSED]
+        assert store.get_record("ref-2") is None
+
+    def test_in_batch_same_iv_other_issuer(self, store: Store) -> None:
+        outcomes = store.add_records(
+            [
+                make_record("ref-1", issuer=ISSUER_A, iv="iv-x"),
+                make_record("ref-2", issuer=ISSUER_B, iv="iv-x"),
+            ]
+        )
+        assert statuses(outcomes) == [AddStatus.CREATED, AddStatus.CREATED]
+
+    def test_rejected_record_does_not_reserve_its_iv(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", iv="iv-1")])
+        outcomes = store.add_records(
+            [
+                make_record("ref-1", iv="iv-free", fingerprint="fp-z"),  # conflict
+                make_record("ref-2", iv="iv-free"),  # may take the IV the rejected one named
+            ]
+        )
+        assert statuses(outcomes) == [AddStatus.CONFLICT, AddStatus.CREATED]
+
+    def test_rejected_record_does_not_reserve_its_reference(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", iv="iv-1")])
+        second = make_record("ref-2", iv="iv-fresh", fingerprint="fp-second")
+        outcomes = store.add_records(
+            [
+                make_record("ref-2", iv="iv-1"),  # IV reused -> rejected
+                second,  # same reference, different fingerprint: not a conflict
+            ]
+        )
+        assert statuses(outcomes) == [AddStatus.IV_REUSED, AddStatus.CREATED]
+        assert store.get_record("ref-2") == second
+
+    def test_rejected_only_batch_stores_nothing(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", iv="iv-1")])
+        before = store.counts()
+        outcomes = store.add_records(
+            [
+                make_record("ref-1"),
+                make_record("ref-1", fingerprint="f"),
+                make_record("x", iv="iv-1"),
+            ]
+        )
+        assert AddStatus.CREATED not in statuses(outcomes)
+        assert store.counts() == before
+        assert store.get_record("x") is None
+
+    def test_large_batch(self, store: Store) -> None:
+        batch = [make_record(f"ref-{i:05d}") for i in range(1000)]
+        outcomes = store.add_records(batch)
+        assert statuses(outcomes) == [AddStatus.CREATED] * 1000
+        assert store.get_record("ref-00999") == batch[999]
+        assert store.counts().records_by_issuer == {ISSUER_A: 1000}
+
+    # --- pin, revoke, counts -------------------------------------------------------------------
+
+    def test_pin_key(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", key_version=None)])
+        store.pin_key("ref-1", "kv-7")
+        got = store.get_record("ref-1")
+        assert got is not None
+        assert got.key_version == "kv-7"
+
+    def test_pin_key_keeps_existing_pin(self, store: Store) -> None:
+        store.add_records([make_record("ref-1", key_version="kv-1")])
+        store.pin_key("ref-1", "kv-2")
+        got = store.get_record("ref-1")
+        assert got is not None
+        assert got.key_version == "kv-1"
+
+    def test_pin_key_unknown_reference_is_harmless(self, store: Store) -> None:
+        store.pin_key("nope", "kv-1")
+        assert store.get_record("nope") is None
+
+    def test_revoke(self, store: Store) -> None:
+        store.add_records([make_record("ref-1")])
+        revoked = store.revoke_record("ref-1", ISSUER_A, "wrong amount", "2026-03-01T00:00:00Z")
+        assert revoked is not None
+        assert revoked.status == "revoked"
+        assert revoked.revoked_at == "2026-03-01T00:00:00Z"
+        assert revoked.revoke_reason == "wrong amount"
+        assert store.get_record("ref-1") == revoked
+        assert replace(revoked, status="active", revoked_at=None, revoke_reason=None) == (
+            make_record("ref-1")
+        )
+
+    def test_revoke_without_reason(self, store: Store) -> None:
+        store.add_records([make_record("ref-1")])
+        revoked = store.revoke_record("ref-1", ISSUER_A, None, "2026-03-01T00:00:00Z")
+        assert revoked is not None
+        assert revoked.status == "revoked"
+        assert revoked.revoke_reason is None
+
+    def test_revoke_repeat_keeps_first(self, store: Store) -> None:
+        store.add_records([make_record("ref-1")])
+        first = store.revoke_record("ref-1", ISSUER_A, "first", "2026-03-01T00:00:00Z")
+        again = store.revoke_record("ref-1", ISSUER_A, "second", "2026-04-01T00:00:00Z")
+        assert first is not None
+        assert again == first
+        assert store.get_record("ref-1") == first
+
+    def test_revoke_other_issuer_or_unknown(self, store: Store) -> None:
+        rec = make_record("ref-1", issuer=ISSUER_A)
+        store.add_records([rec])
+        assert store.revoke_record("ref-1", ISSUER_B, "x", "2026-03-01T00:00:00Z") is None
+        assert store.revoke_record("nope", ISSUER_A, "x", "2026-03-01T00:00:00Z") is None
+        assert store.get_record("ref-1") == rec
+
+    def test_counts(self, store: Store) -> None:
+        assert store.counts().records_by_issuer == {}
+        store.add_records(
+            [
+                make_record("a1", issuer=ISSUER_A),
+                make_record("a2", issuer=ISSUER_A),
+                make_record("a3", issuer=ISSUER_A),
+                make_record("b1", issuer=ISSUER_B),
+            ]
+        )
+        store.revoke_record("a1", ISSUER_A, None, "2026-03-01T00:00:00Z")
+        store.revoke_record("a1", ISSUER_A, None, "2026-03-02T00:00:00Z")  # repeat: no change
+        counts = store.counts()
+        # Revoked records still count as records; issuers without revocations may be absent or 0.
+        assert counts.records_by_issuer == {ISSUER_A: 3, ISSUER_B: 1}
+        assert {k: v for k, v in counts.revoked_by_issuer.items() if v} == {ISSUER_A: 1}
+
+    # --- issuers, verifiers, clients -------------------------------------------------------
+
+    def test_issuers(self, store: Store) -> None:
+        assert store.list_issuers() == []
+        a = Issuer(ISSUER_A, "Acme Pty Ltd", "2026-01-01T00:00:00Z")
+        b = Issuer(ISSUER_B, "Beta Ltd", "2026-01-02T00:00:00Z")
+        store.add_issuer(a)
+        store.add_issuer(b)
+        assert store.get_issuer(ISSUER_A) == a
+        assert store.get_issuer("nope") is None
+        assert sorted(store.list_issuers(), key=lambda i: i.issuer_id) == [a, b]
+
+    def test_verifiers(self, store: Store) -> None:
+        assert store.list_verifiers() == []
+        v1 = Verifier("ver-1", "Bank", "2026-01-01T00:00:00Z")
+        v2 = Verifier("ver-2", "Landlord", "2026-01-02T00:00:00Z")
+        store.add_verifier(v1)
+        store.add_verifier(v2)
+        assert sorted(store.list_verifiers(), key=lambda v: v.verifier_id) == [v1, v2]
+
+    def test_clients(self, store: Store) -> None:
+        assert store.list_clients() == []
+        c1 = make_client("cl-1")
+        c2 = make_client("cl-2", role="verifier", owner="ver-1")
+        c3 = replace(make_client("cl-3", role="admin", owner=""), disabled=True)
+        for c in (c1, c2, c3):
+            store.add_client(c)
+        assert store.get_client("cl-1") == c1
+        assert store.get_client("cl-1").disabled is False  # type: ignore[union-attr]
+        assert store.get_client("cl-3") == c3
+        assert store.get_client("nope") is None
+        assert sorted(store.list_clients(), key=lambda c: c.client_id) == [c1, c2, c3]
+
+    def test_disable_and_enable_client(self, store: Store) -> None:
+        store.add_client(make_client("cl-1"))
+        assert store.set_client_disabled("cl-1", True) is True
+        assert store.get_client("cl-1") == replace(make_client("cl-1"), disabled=True)
+        assert [c.disabled for c in store.list_clients()] == [True]
+        assert store.set_client_disabled("cl-1", False) is True
+        assert store.get_client("cl-1") == make_client("cl-1")
+        assert store.set_client_disabled("nope", True) is False
+        assert store.get_client("nope") is None
+
+    # --- keys ------------------------------------------------------------------------------
+
+    def test_keys(self, store: Store) -> None:
+        assert store.list_keys() == []
+        k1 = make_key("kv-a1", ISSUER_A, 1)
+        k2 = make_key("kv-b1", ISSUER_B, 1)
+        store.add_key(k1, demote_active=True)
+        store.add_key(k2, demote_active=False)
+        assert store.get_key("kv-a1") == k1
+        assert store.get_key("nope") is None
+        assert store.list_keys(ISSUER_A) == [k1]
+        assert store.list_keys("nobody") == []
+        assert sorted(store.list_keys(), key=lambda k: k.key_version) == [k1, k2]
+
+    def test_add_key_demotes_previous_active(self, store: Store) -> None:
+        a1 = make_key("kv-a1", ISSUER_A, 1)
+        b1 = make_key("kv-b1", ISSUER_B, 1)
+        store.add_key(a1, demote_active=True)
+        store.add_key(b1, demote_active=True)
+        a2 = make_key("kv-a2", ISSUER_A, 2)
+        store.add_key(a2, demote_active=True)
+        assert store.get_key("kv-a1") == replace(a1, state="live")
+        assert store.get_key("kv-a2") == a2
+        assert store.get_key("kv-b1") == b1  # other issuers untouched
+        by_number = sorted(store.list_keys(ISSUER_A), key=lambda k: k.number)
+        assert [k.state for k in by_number] == ["live", "active"]
+
+    def test_add_key_without_demotion(self, store: Store) -> None:
+        a1 = make_key("kv-a1", ISSUER_A, 1)
+        store.add_key(a1, demote_active=False)
+        store.add_key(make_key("kv-a2", ISSUER_A, 2, state="live"), demote_active=False)
+        assert store.get_key("kv-a1") == a1
+
+    def test_retire_key_destroys_material(self, store: Store) -> None:
+        a1 = make_key("kv-a1", ISSUER_A, 1)
+        store.add_key(a1, demote_active=True)
+        store.add_key(make_key("kv-a2", ISSUER_A, 2), demote_active=True)
+        retired = store.retire_key("kv-a1", "2026-05-01T00:00:00Z")
+        expected = replace(a1, state="retired", wrapped="", retired_at="2026-05-01T00:00:00Z")
+        assert retired == expected
+        assert store.get_key("kv-a1") == expected
+        assert store.get_key("kv-a2") == make_key("kv-a2", ISSUER_A, 2)
+        assert store.retire_key("nope", "2026-05-01T00:00:00Z") is None
+
+    # --- settings, lifecycle ---------------------------------------------------------------
+
+    def test_settings(self, store: Store) -> None:
+        assert store.get_setting("signing_key") is None
+        store.set_setting("signing_key", "v1")
+        store.set_setting("hmac_key", "h1")
+        assert store.get_setting("signing_key") == "v1"
+        store.set_setting("signing_key", "v2")
+        assert store.get_setting("signing_key") == "v2"
+        assert store.get_setting("hmac_key") == "h1"
+        store.set_setting("empty", "")
+        assert store.get_setting("empty") == ""
+
+    def test_ping(self, store: Store) -> None:
+        assert store.ping() is True
+
+    # --- concurrency -----------------------------------------------------------------------
+
+    def test_threads_race_for_references_and_ivs(self, store: Store) -> None:
+        """8 threads register colliding references (different fingerprints) and colliding IVs
+        (unique references); exactly one thread wins each reference and each (issuer, IV)."""
+        n_threads, n_items = 8, 40
+        barrier = threading.Barrier(n_threads)
+        results: dict[int, list[tuple[Record, AddOutcome]]] = {}
+        errors: list[BaseException] = []
+
+        def work(t: int) -> None:
+            try:
+                mine: list[tuple[Record, AddOutcome]] = []
+                same_ref = [
+                    make_record(f"ref-{i}", iv=f"iv-t{t}-{i}", fingerprint=f"fp-t{t}-{i}")
+                    for i in range(n_items)
+                ]
+                same_iv = [
+                    make_record(f"ref-t{t}-{i}", iv=f"iv-shared-{i}", issuer=ISSUER_B)
+                    for i in range(n_items)
+                ]
+                barrier.wait()
+                for i in range(0, n_items, 4):  # mix single inserts and small batches
+                    chunk = [same_ref[i], same_iv[i]]
+                    mine += zip(chunk, store.add_records(chunk), strict=True)
+                    for j in range(i + 1, i + 4):
+                        mine += zip([same_ref[j]], store.add_records([same_ref[j]]), strict=True)
+                        mine += zip([same_iv[j]], store.add_records([same_iv[j]]), strict=True)
+                results[t] = mine
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+        assert not errors, errors
+        assert len(results) == n_threads
+
+        winners_by_ref: Counter[str] = Counter()
+        winners_by_iv: Counter[tuple[str, str]] = Counter()
+        for mine in results.values():
+            for rec, outcome in mine:
+                if outcome.status is AddStatus.CREATED:
+                    winners_by_ref[rec.service_reference] += 1
+                    winners_by_iv[(rec.issuer_id, rec.iv)] += 1
+                    assert store.get_record(rec.service_reference) == rec
+                elif rec.issuer_id == ISSUER_A:
+                    assert outcome.status is AddStatus.CONFLICT
+                else:
+                    assert outcome.status is AddStatus.IV_REUSED
+                    assert store.get_record(rec.service_reference) is None
+        assert all(n == 1 for n in winners_by_ref.values())
+        assert all(n == 1 for n in winners_by_iv.values())
+        assert {f"ref-{i}" for i in range(n_items)} <= set(winners_by_ref)
+        assert {(ISSUER_B, f"iv-shared-{i}") for i in range(n_items)} <= set(winners_by_iv)
+        counts = store.counts()
+        assert counts.records_by_issuer == {ISSUER_A: n_items, ISSUER_B: n_items}
+
+    def test_threads_mixed_operations(self, store: Store) -> None:
+        """Concurrent writers of every kind lose nothing."""
+        n_threads = 8
+        barrier = threading.Barrier(n_threads)
+        errors: list[BaseException] = []
+
+        def work(t: int) -> None:
+            try:
+                barrier.wait()
+                for i in range(15):
+                    store.add_client(make_client(f"cl-{t}-{i}"))
+                    store.set_setting(f"s-{t}-{i}", str(i))
+                    store.add_records([make_record(f"r-{t}-{i}")])
+                    store.revoke_record(f"r-{t}-{i}", ISSUER_A, None, "2026-03-01T00:00:00Z")
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+        assert not errors, errors
+        assert len(store.list_clients()) == n_threads * 15
+        assert store.get_setting("s-7-14") == "14"
+        counts = store.counts()
+        assert counts.records_by_issuer == {ISSUER_A: n_threads * 15}
+        assert counts.revoked_by_issuer == {ISSUER_A: n_threads * 15}
