@@ -40,7 +40,9 @@ def encrypt(plaintext: bytes, key: bytes, aad: bytes | None = None) -> Sealed:
     return Sealed(ciphertext=sealed[:-TAG_BYTES], iv=iv, tag=sealed[-TAG_BYTES:])
 
 
-def decrypt(ciphertext: bytes, iv: bytes, tag: bytes, key: bytes, aad: bytes | None = None) -> bytes:
+def decrypt(
+    ciphertext: bytes, iv: bytes, tag: bytes, key: bytes, aad: bytes | None = None
+) -> bytes:
     if len(key) != KEY_BYTES or len(iv) != IV_BYTES or len(tag) != TAG_BYTES:
         raise AuthenticationFailed("wrong key, IV or tag length")
     try:

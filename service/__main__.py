@@ -1,0 +1,135 @@
+"""`python -m service init | admin ... | serve ...` (PROTOCOL §9)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from service.domain.errors import ServiceError
+from service.instance import (
+    InstanceError,
+    data_dir_or_default,
+    domain_for,
+    init_instance,
+    load_master_key,
+    offline_config,
+    open_store,
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m service", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    init = sub.add_parser("init", help="create a new instance")
+    init.add_argument("--data-dir")
+
+    admin = sub.add_parser("admin", help="manage issuers, verifiers, keys and clients")
+    admin.add_argument("--data-dir")
+    actions = admin.add_subparsers(dest="action", required=True)
+    actions.add_parser("create-issuer").add_argument("--name", required=True)
+    actions.add_parser("create-verifier").add_argument("--name", required=True)
+    actions.add_parser("rotate-key").add_argument("--issuer-id", required=True)
+    actions.add_parser("retire-key").add_argument("--key-version", required=True)
+    actions.add_parser("disable-client").add_argument("--client-id", required=True)
+    actions.add_parser("list")
+
+    serve = sub.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--data-dir")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--public-url")
+    serve.add_argument("--issuer-url")
+    serve.add_argument("--verifier-url")
+    serve.add_argument("--auth-url")
+    serve.add_argument("--environment", choices=["production", "sandbox"], default="production")
+    serve.add_argument("--store", choices=["tinydb", "postgres"])
+    serve.add_argument("--database-url")
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--demo", action="store_true")
+    return parser
+
+
+def _print(obj: Any) -> None:
+    print(json.dumps(obj, indent=2), flush=True)
+
+
+def _admin(args: argparse.Namespace) -> dict[str, Any]:
+    data_dir = data_dir_or_default(args.data_dir)
+    store = open_store(data_dir)
+    try:
+        admin = domain_for(store, offline_config(load_master_key(data_dir))).admin
+        if args.action == "create-issuer":
+            return admin.create_issuer(args.name)
+        if args.action == "create-verifier":
+            return admin.create_verifier(args.name)
+        if args.action == "rotate-key":
+            return admin.rotate_key(args.issuer_id)
+        if args.action == "retire-key":
+            return admin.retire_key(args.key_version)
+        if args.action == "disable-client":
+            return admin.disable_client(args.client_id)
+        return admin.overview()
+    finally:
+        store.close()
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from service.server import start, start_demo
+
+    if args.workers > 1 and args.store != "postgres":
+        raise InstanceError("--workers above 1 needs --store postgres")
+    if args.workers > 1:
+        raise InstanceError("--workers above 1 is not supported yet; run one process per port")
+    options: dict[str, Any] = {
+        "public_url": args.public_url,
+        "issuer_url": args.issuer_url,
+        "verifier_url": args.verifier_url,
+        "auth_url": args.auth_url,
+        "environment": args.environment,
+        "store_kind": args.store,
+        "database_url": args.database_url,
+        "threads": args.threads,
+        "in_thread": False,
+    }
+    if args.demo:
+        running = start_demo(args.host, args.port, **options)
+    else:
+        running = start(data_dir_or_default(args.data_dir), args.host, args.port, **options)
+    if running.demo is not None:
+        _print({"demo": running.demo.as_dict()})
+    print(f"listening on {running.url}", flush=True)
+    try:
+        running.server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        running.store.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    try:
+        if args.command == "init":
+            _print(init_instance(data_dir_or_default(args.data_dir)))
+            return 0
+        if args.command == "admin":
+            _print(_admin(args))
+            return 0
+        return _serve(args)
+    except (InstanceError, ServiceError, OSError) as exc:
+        message = exc.detail if isinstance(exc, ServiceError) else str(exc)
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

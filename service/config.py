@@ -1,0 +1,81 @@
+"""Service configuration: URLs, limits and where the data lives (PROTOCOL §6, §9).
+
+Defaults are generous so a desk, a pay run or a benchmark never meets them by accident; they
+exist to stop abuse, and each can be changed through the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from service.domain.tokens import Audiences
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@dataclass(frozen=True, slots=True)
+class BodyLimits:
+    token: int = 8 * KIB
+    verify: int = 32 * KIB
+    single: int = 64 * KIB
+    batch: int = 10 * MIB
+    admin: int = 8 * KIB
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """`limits` library strings ("100/second;3000/minute"); None disables that limit."""
+
+    per_ip: str | None = "200/second;6000/minute"
+    per_client: str | None = "200/second;6000/minute"
+    token_per_ip: str | None = "20/second;300/minute"
+
+    @classmethod
+    def from_env(cls) -> RateLimits:
+        def pick(name: str, default: str | None) -> str | None:
+            value = os.environ.get(name)
+            if value is None:
+                return default
+            return None if value.strip().lower() in ("", "off", "none") else value
+
+        base = cls()
+        return cls(
+            per_ip=pick("PAYSLIP_RATE_LIMIT_IP", base.per_ip),
+            per_client=pick("PAYSLIP_RATE_LIMIT_CLIENT", base.per_client),
+            token_per_ip=pick("PAYSLIP_RATE_LIMIT_TOKEN_IP", base.token_per_ip),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    master_key: bytes
+    public_url: str
+    issuer_url: str
+    verifier_url: str
+    auth_url: str
+    environment: str = "production"
+    body_limits: BodyLimits = field(default_factory=BodyLimits)
+    rate_limits: RateLimits = field(default_factory=RateLimits)
+    max_concurrent_batches: int = 4
+    token_ttl: int = 900
+
+    @property
+    def audiences(self) -> Audiences:
+        return Audiences(self.issuer_url, self.verifier_url, self.auth_url)
+
+    @property
+    def scan_base(self) -> str:
+        """The public verifier origin that scan URLs point at (PROTOCOL §3)."""
+        return self.verifier_url.rstrip("/")
+
+
+def default_data_dir() -> Path:
+    override = os.environ.get("PAYSLIP_DATA_DIR")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_data_dir("payslip-verify", appauthor=False))

@@ -1,0 +1,163 @@
+"""Demo mode: a demo issuer and verifier with sample payslips, so a new user can verify something
+in the first minute. Every name, account and number here is invented."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.domain.context import Domain
+from service.domain.tokens import Principal
+from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
+from service.protocol.crypto import encrypt
+from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
+from service.protocol.pii_text import au_address, build_pii_text, nz_address
+
+DEMO_ISSUER = "Demo Payroll Pty Ltd"
+DEMO_VERIFIER = "Demo Front Desk"
+
+
+@dataclass(frozen=True, slots=True)
+class DemoSample:
+    label: str
+    service_reference: str
+    payload: str
+    scan_url: str
+    revoked: bool = False
+
+
+@dataclass(slots=True)
+class DemoInstance:
+    issuer: dict[str, Any]
+    verifier: dict[str, Any]
+    samples: list[DemoSample] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "issuer": self.issuer,
+            "verifier": self.verifier,
+            "samples": [
+                {
+                    "label": s.label,
+                    "service_reference": s.service_reference,
+                    "payload": s.payload,
+                    "scan_url": s.scan_url,
+                    "revoked": s.revoked,
+                }
+                for s in self.samples
+            ],
+        }
+
+
+def sample_records() -> list[tuple[str, dict[str, Any], str]]:
+    """(label, registration fields without encryption metadata, PII text)."""
+    au_v1 = {
+        "schema": "au.payslip.v1",
+        "issued_at": "2026-11-13T09:00:00Z",
+        "payslip_non_pii": {
+            "period_start": "2026-10-30",
+            "period_end": "2026-11-12",
+            "payment_date": "2026-11-13",
+            "currency": "AUD",
+            "pay_frequency": "fortnightly",
+            "employment_basis": "full_time",
+            "gross_cents": 384615,
+            "paygw_cents": 78200,
+            "net_cents": 306415,
+            "ytd_gross_cents": 3461535,
+            "ytd_paygw_cents": 703800,
+            "earnings": [
+                {"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800},
+                {
+                    "type": "allowance",
+                    "allowance_type": "laundry",
+                    "amount_cents": 19815,
+                },
+            ],
+            "superannuation": [
+                {"contribution_type": "superannuation_guarantee", "amount_cents": 46154}
+            ],
+        },
+    }
+    au_pii = build_pii_text(
+        "AU2",
+        {
+            "employee_name": "Alex Example",
+            "position": "Store Manager",
+            "department": "Retail",
+            "employer_identity": "51824753556",
+            "bsb": "062-000",
+            "account_number": "12345678",
+            "account_name": "A Example",
+            "address": au_address("1 Sample Street", "", "Exampleton", "NSW", "2000"),
+        },
+    )
+    nz_v2 = {
+        "schema": "nz.payslip.v2",
+        "issued_at": "2026-11-14T08:30:00Z",
+        "payslip_non_pii": {
+            "period_start": "2026-11-01",
+            "period_end": "2026-11-14",
+            "payment_date": "2026-11-14",
+            "currency": "NZD",
+            "pay_cycle": "fortnightly",
+            "tax_code": "M",
+            "gross": "3200.00",
+            "paye": "540.25",
+            "net": "2659.75",
+            "ytd_gross": "32000.00",
+            "ytd_paye": "5402.50",
+            "earnings": [{"type": "ordinary", "units": "80", "rate": "40.00", "amount": "3200.00"}],
+        },
+    }
+    nz_pii = build_pii_text(
+        "NZ2",
+        {
+            "employee_name": "Sam Sample",
+            "ird_number": "123-456-789",
+            "position": "Barista",
+            "department": "Cafe",
+            "employer_name": "Demo Payroll NZ Ltd",
+            "account_number": "12-3456-7890123-00",
+            "account_name": "S Sample",
+            "address": nz_address("2 Example Road", "", "Te Aro", "Wellington", "6011"),
+        },
+    )
+    return [("AU fortnightly payslip", au_v1, au_pii), ("NZ fortnightly payslip", nz_v2, nz_pii)]
+
+
+def seed_demo(domain: Domain) -> DemoInstance:
+    issuer = domain.admin.create_issuer(DEMO_ISSUER)
+    verifier = domain.admin.create_verifier(DEMO_VERIFIER)
+    demo = DemoInstance(issuer=issuer, verifier=verifier)
+    principal = Principal(issuer["client_id"], "issuer", issuer["issuer_id"], "service:issuer")
+    key = b64url_decode(issuer["encryption_key"])
+    records = sample_records()
+    records.append(("Revoked payslip (shows NOT VERIFIED)", records[0][1], records[0][2]))
+    for label, fields, pii in records:
+        sealed = encrypt(pii.encode("utf-8"), key)
+        reference = new_reference()
+        body = {
+            **fields,
+            "service_reference": reference,
+            "encryption_metadata": {
+                "iv": b64url_encode(sealed.iv),
+                "tag": b64url_encode(sealed.tag),
+                "key_version": issuer["key_version"],
+            },
+        }
+        domain.registration.register_non_pii(principal, body)
+        revoked = label.startswith("Revoked")
+        if revoked:
+            domain.revocation.revoke(principal, reference, {"reason": "demo: replaced payslip"})
+        scan_base = domain.registration.scan_base
+        demo.samples.append(
+            DemoSample(
+                label=label,
+                service_reference=reference,
+                payload=build_payload_v2(reference, sealed.ciphertext),
+                scan_url=build_scan_url_v2(scan_base, reference, sealed.ciphertext),
+                revoked=revoked,
+            )
+        )
+    return demo

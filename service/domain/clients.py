@@ -1,0 +1,61 @@
+"""OAuth clients: creation with one-time secrets, and constant-time authentication.
+
+Secrets are 256-bit random values, so they are stored as HMAC-SHA256 under an instance key rather
+than with a slow password hash (PROTOCOL §7): the token endpoint stays fast and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from service.domain.clock import Clock, iso_z
+from service.protocol.encoding import b64url_encode
+from service.storage.port import Client, Store
+
+ROLE_SCOPES: dict[str, str] = {
+    "issuer": "service:issuer",
+    "verifier": "service:verifier",
+    "admin": "service:admin",
+}
+
+
+class ClientRegistry:
+    def __init__(self, store: Store, hmac_key: bytes, clock: Clock) -> None:
+        self._store = store
+        self._hmac_key = hmac_key
+        self._clock = clock
+
+    def create(self, role: str, owner_id: str, name: str) -> tuple[str, str]:
+        """Returns (client_id, client_secret); the secret is never retrievable again."""
+        client_id = f"{role[:3]}_{b64url_encode(secrets.token_bytes(12))}"
+        secret = b64url_encode(secrets.token_bytes(32))
+        self._store.add_client(
+            Client(
+                client_id=client_id,
+                role=role,
+                owner_id=owner_id,
+                name=name,
+                secret_hmac=self._digest(secret),
+                created_at=iso_z(self._clock.now()),
+            )
+        )
+        return client_id, secret
+
+    def authenticate(self, client_id: str, secret: str) -> Client | None:
+        """The enabled client whose secret matches, else None (unknown, wrong or disabled)."""
+        client = self._store.get_client(client_id)
+        expected = client.secret_hmac if client else self._digest("")
+        ok = hmac.compare_digest(expected, self._digest(secret))
+        if client is None or not ok or client.disabled:
+            return None
+        return client
+
+    def active(self, client_id: str) -> Client | None:
+        client = self._store.get_client(client_id)
+        return None if client is None or client.disabled else client
+
+    def _digest(self, secret: str) -> str:
+        mac = hmac.new(self._hmac_key, secret.encode("utf-8"), hashlib.sha256)
+        return mac.hexdigest()

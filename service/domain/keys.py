@@ -1,0 +1,98 @@
+"""Issuer encryption keys (PROTOCOL §2): versions, states and wrapping under the master key.
+
+Raw key material exists only in memory for the moment it is used; the store sees it wrapped, and a
+retired key's wrapped material is overwritten, so a retired version can never decrypt again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from service.domain.clock import Clock, iso_z
+from service.domain.errors import ServiceError, validation_failed
+from service.protocol.crypto import AuthenticationFailed, new_key, unwrap_key, wrap_key
+from service.protocol.encoding import b64url_decode, b64url_encode
+from service.storage.port import KeyVersion, Store
+
+KEY_VERSION_RE = re.compile(
+    r"^(?P<issuer>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(?P<n>[1-9][0-9]{0,5})$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedKey:
+    key_version: str
+    encryption_key: str
+    """base64url of the 32 raw bytes; shown to the issuer once, never stored in clear."""
+
+
+class KeyRing:
+    def __init__(self, store: Store, master_key: bytes, clock: Clock) -> None:
+        self._store = store
+        self._master_key = master_key
+        self._clock = clock
+
+    def create_key(self, issuer_id: str) -> IssuedKey:
+        """Add the issuer's next key version as active; the previous active one stays live."""
+        existing = self._store.list_keys(issuer_id)
+        number = max((k.number for k in existing), default=0) + 1
+        key_version = f"{issuer_id}.{number}"
+        raw = new_key()
+        wrapped = wrap_key(raw, self._master_key, key_version)
+        self._store.add_key(
+            KeyVersion(
+                key_version=key_version,
+                issuer_id=issuer_id,
+                number=number,
+                state="active",
+                wrapped=b64url_encode(wrapped),
+                created_at=iso_z(self._clock.now()),
+            ),
+            demote_active=True,
+        )
+        return IssuedKey(key_version, b64url_encode(raw))
+
+    def retire(self, key_version: str) -> KeyVersion:
+        retired = self._store.retire_key(key_version, iso_z(self._clock.now()))
+        if retired is None:
+            raise ServiceError("SERVICE_REFERENCE_NOT_FOUND", "no such key version")
+        return retired
+
+    def check_registration_key(self, issuer_id: str, key_version: str | None) -> None:
+        """A pinned key_version must be one of the caller's own, not retired (PROTOCOL §2)."""
+        if key_version is None:
+            return
+        key = self._store.get_key(key_version)
+        if key is None or key.issuer_id != issuer_id:
+            raise validation_failed(
+                "encryption_metadata.key_version", "is not a key version of this issuer"
+            )
+        if key.state == "retired":
+            raise validation_failed(
+                "encryption_metadata.key_version", "this key version is retired; use the active one"
+            )
+
+    def candidates(self, issuer_id: str) -> list[KeyVersion]:
+        """Non-retired keys, newest first: the active key is the likeliest to authenticate."""
+        keys = [k for k in self._store.list_keys(issuer_id) if k.state != "retired"]
+        return sorted(keys, key=lambda k: k.number, reverse=True)
+
+    def has_retired_key_since_before(self, issuer_id: str, registered_at: str) -> bool:
+        return any(
+            k.state == "retired" and k.created_at <= registered_at
+            for k in self._store.list_keys(issuer_id)
+        )
+
+    def get(self, key_version: str) -> KeyVersion | None:
+        return self._store.get_key(key_version)
+
+    def unwrap(self, key: KeyVersion) -> bytes:
+        try:
+            return unwrap_key(b64url_decode(key.wrapped), self._master_key, key.key_version)
+        except (AuthenticationFailed, ValueError) as exc:
+            raise ServiceError(
+                "SERVICE_UNAVAILABLE",
+                "a stored key cannot be unwrapped with this instance's master key",
+                retry_after=60,
+            ) from exc

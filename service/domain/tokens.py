@@ -1,0 +1,177 @@
+"""Access tokens (PROTOCOL §7): EdDSA JWTs issued for client credentials, checked on every call.
+
+Expiry is checked against the injected clock rather than PyJWT's wall clock so tests can age a
+token. A token is also refused the moment its client is disabled, which a self-contained JWT alone
+could not do: every check looks the client up (an in-memory read).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from service.domain.clients import ROLE_SCOPES, ClientRegistry
+from service.domain.clock import Clock
+from service.domain.errors import FieldProblem, ServiceError
+from service.protocol.encoding import b64url_encode
+
+TOKEN_TTL_SECONDS = 900
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    client_id: str
+    role: str
+    owner_id: str
+    scope: str
+
+
+@dataclass(frozen=True, slots=True)
+class Audiences:
+    issuer_url: str
+    verifier_url: str
+    auth_url: str
+
+    def for_scope(self, scope: str) -> str:
+        return self.verifier_url if scope == "service:verifier" else self.issuer_url
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/") if a.count("/") >= 2 else a == b
+
+
+def _unauthorized(detail: str) -> ServiceError:
+    return ServiceError("UNAUTHORIZED", detail, oauth_error="invalid_token")
+
+
+class TokenService:
+    def __init__(
+        self,
+        signing_key: Ed25519PrivateKey,
+        kid: str,
+        audiences: Audiences,
+        environment: str,
+        clients: ClientRegistry,
+        clock: Clock,
+        ttl: int = TOKEN_TTL_SECONDS,
+    ) -> None:
+        self._key = signing_key
+        self._public = signing_key.public_key()
+        self._kid = kid
+        self._aud = audiences
+        self._env = environment
+        self._clients = clients
+        self._clock = clock
+        self._ttl = ttl
+
+    def grant(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The client-credentials grant. Unknown parameters are ignored (RFC 6749 §3.2)."""
+        grant_type = params.get("grant_type")
+        if not grant_type:
+            raise _oauth_invalid("invalid_request", "grant_type", "is required")
+        if grant_type != "client_credentials":
+            raise _oauth_invalid(
+                "unsupported_grant_type", "grant_type", "only client_credentials is supported"
+            )
+        for name in ("client_id", "client_secret", "audience"):
+            if not isinstance(params.get(name), str) or not params.get(name):
+                raise _oauth_invalid("invalid_request", name, "is required and must be text")
+        scope = params.get("scope")
+        if scope is not None and not isinstance(scope, str):
+            raise _oauth_invalid("invalid_request", "scope", "must be text")
+        client = self._clients.authenticate(str(params["client_id"]), str(params["client_secret"]))
+        if client is None:
+            raise ServiceError(
+                "UNAUTHORIZED", "unknown client or wrong secret", oauth_error="invalid_client"
+            )
+        own_scope = ROLE_SCOPES[client.role]
+        wanted = scope or own_scope
+        if wanted != own_scope:
+            raise ServiceError(
+                "FORBIDDEN", "this client may not request that scope", oauth_error="invalid_scope"
+            )
+        audience = str(params["audience"])
+        if not _same_url(audience, self._aud.for_scope(wanted)):
+            raise ServiceError(
+                "FORBIDDEN",
+                "the audience must be the base URL of the API this scope is for",
+                oauth_error="invalid_scope",
+            )
+        now = int(self._clock.now().timestamp())
+        claims = {
+            "iss": self._aud.auth_url,
+            "sub": client.client_id,
+            "aud": self._aud.for_scope(wanted),
+            "scope": wanted,
+            "iat": now,
+            "exp": now + self._ttl,
+            "jti": b64url_encode(secrets.token_bytes(12)),
+            "env": self._env,
+        }
+        token = jwt.encode(claims, self._key, algorithm="EdDSA", headers={"kid": self._kid})
+        return {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": self._ttl,
+            "scope": wanted,
+        }
+
+    def authorize(self, authorization: str | None, scope: str) -> Principal:
+        """The principal behind a bearer token valid for `scope`'s API, else UNAUTHORIZED or
+        FORBIDDEN (a valid token for another scope)."""
+        if not authorization or not authorization.startswith("Bearer "):
+            raise _unauthorized("a bearer token is required")
+        token = authorization[len("Bearer ") :].strip()
+        try:
+            claims = jwt.decode(
+                token,
+                self._public,
+                algorithms=["EdDSA"],
+                issuer=self._aud.auth_url,
+                options={
+                    "verify_aud": False,
+                    "verify_exp": False,
+                    "verify_iat": False,
+                    "require": ["exp", "iat", "sub", "aud", "scope", "iss"],
+                },
+            )
+        except jwt.PyJWTError:
+            raise _unauthorized("the token is not valid") from None
+        if jwt.get_unverified_header(token).get("kid") != self._kid:
+            raise _unauthorized("the token was signed by an unknown key")
+        now = self._clock.now().timestamp()
+        if not isinstance(claims["exp"], int | float) or claims["exp"] <= now:
+            raise _unauthorized("the token has expired")
+        if claims.get("env") != self._env:
+            raise _unauthorized("the token is for another environment")
+        token_scope = str(claims["scope"])
+        expected_aud = self._aud.for_scope(scope)
+        if token_scope != scope:
+            if _same_url(str(claims["aud"]), self._aud.for_scope(token_scope)):
+                raise ServiceError("FORBIDDEN", "this token's scope does not allow this operation")
+            raise _unauthorized("the token's audience is not this API")
+        if not _same_url(str(claims["aud"]), expected_aud):
+            raise _unauthorized("the token's audience is not this API")
+        client = self._clients.active(str(claims["sub"]))
+        if client is None:
+            raise _unauthorized("the client is unknown or disabled")
+        return Principal(client.client_id, client.role, client.owner_id, token_scope)
+
+    def jwks(self) -> dict[str, Any]:
+        jwk = jwt.algorithms.OKPAlgorithm.to_jwk(self._public, as_dict=True)
+        jwk.update({"kid": self._kid, "use": "sig", "alg": "EdDSA"})
+        return {"keys": [jwk]}
+
+
+def _oauth_invalid(oauth_error: str, field: str, message: str) -> ServiceError:
+    return ServiceError(
+        "VALIDATION_FAILED",
+        f"{field}: {message}",
+        field_errors=[FieldProblem(field, message)],
+        oauth_error=oauth_error,
+    )

@@ -1,0 +1,63 @@
+"""The WSGI application factory: a fresh Bottle instance per call, never Bottle's default app."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import bottle
+
+from service.config import ServiceConfig
+from service.domain.clock import Clock
+from service.domain.context import Domain, build_domain
+from service.domain.errors import ServiceError
+from service.http.errors import error_body, error_headers
+from service.http.middleware import RequestIdMiddleware, WsgiApp
+from service.http.pipeline import ApiPlugin
+from service.http.ratelimit import RateLimiter
+from service.http.routes import add_routes
+from service.storage.port import Store
+
+
+def _json_error(code: str, detail: str) -> Callable[[bottle.HTTPError], str]:
+    def handler(_: bottle.HTTPError) -> str:
+        error = ServiceError(code, detail)
+        for key, value in error_headers(error).items():
+            bottle.response.set_header(key, value)
+        return json.dumps(error_body(error))
+
+    return handler
+
+
+def build_bottle(config: ServiceConfig, domain: Domain) -> bottle.Bottle:
+    app = bottle.Bottle(catchall=True, autojson=False)
+    limits = config.rate_limits
+    app.install(
+        ApiPlugin(
+            domain,
+            ip_limiter=RateLimiter(limits.per_ip, "ip"),
+            client_limiter=RateLimiter(limits.per_client, "client"),
+            token_ip_limiter=RateLimiter(limits.token_per_ip, "token-ip"),
+            max_batches=config.max_concurrent_batches,
+        )
+    )
+    add_routes(app, domain, config)
+    app.error_handler = {
+        404: _json_error("NOT_FOUND", "no such path"),
+        405: _json_error("METHOD_NOT_ALLOWED", "this path does not accept that method"),
+        500: _json_error("INTERNAL_ERROR", "an unexpected error occurred; quote the request id"),
+    }
+    return app
+
+
+def create_app(config: ServiceConfig, store: Store, clock: Clock) -> WsgiApp:
+    domain = build_domain(
+        store,
+        config.master_key,
+        clock,
+        config.audiences,
+        config.environment,
+        config.scan_base,
+        config.token_ttl,
+    )
+    return RequestIdMiddleware(build_bottle(config, domain))

@@ -1,0 +1,79 @@
+"""Reading a JSON request body within the route's limit (PROTOCOL §6).
+
+The size is checked against Content-Length before reading and again while reading, so a client
+that lies about its length or streams a chunked body cannot make the server buffer more than the
+limit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from service.domain.errors import ServiceError, validation_failed
+
+_CHUNK = 64 * 1024
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def check_content_type(environ: dict[str, Any]) -> None:
+    raw = environ.get("CONTENT_TYPE", "")
+    media, _, params = raw.partition(";")
+    if media.strip().lower() != "application/json":
+        raise ServiceError(
+            "UNSUPPORTED_MEDIA_TYPE", "send the body as Content-Type: application/json"
+        )
+    for param in params.split(";"):
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset" and value.strip().strip('"').lower() not in (
+            "utf-8",
+            "utf8",
+        ):
+            raise ServiceError("UNSUPPORTED_MEDIA_TYPE", "only the utf-8 charset is supported")
+
+
+def too_large(limit: int) -> ServiceError:
+    return ServiceError(
+        "PAYLOAD_TOO_LARGE", f"the body exceeds this route's limit of {limit} bytes"
+    )
+
+
+def read_body(environ: dict[str, Any], limit: int) -> bytes:
+    length_header = environ.get("CONTENT_LENGTH") or ""
+    if length_header:
+        try:
+            declared = int(length_header)
+        except ValueError:
+            raise validation_failed("", "Content-Length is not a number") from None
+        if declared > limit:
+            raise too_large(limit)
+    stream = environ["wsgi.input"]
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = stream.read(_CHUNK if not length_header else min(_CHUNK, declared - size))
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            raise too_large(limit)
+        chunks.append(chunk)
+        if length_header and size >= declared:
+            break
+    return b"".join(chunks)
+
+
+def parse_json(raw: bytes) -> object:
+    if not raw.strip():
+        raise validation_failed("", "the body is empty; send a JSON object")
+    try:
+        text = raw.decode("utf-8")
+        return json.loads(text, parse_constant=_reject_constant)
+    except UnicodeDecodeError:
+        raise validation_failed("", "the body is not valid UTF-8") from None
+    except (ValueError, RecursionError) as exc:
+        where = f" at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise validation_failed("", f"the body is not valid JSON{where}") from None

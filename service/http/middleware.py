@@ -1,0 +1,59 @@
+"""WSGI middleware around the Bottle app: a request id on every response and a last-resort 500.
+
+It wraps Bottle rather than living in a route plugin so that Bottle's own 404/405 answers and any
+crash outside a route still get an `X-Request-ID` and the JSON error body.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from service.http.errors import error_headers, error_json, internal_error
+
+log = logging.getLogger("service.http")
+REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+REQUEST_ID_KEY = "payslip.request_id"
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class RequestIdMiddleware:
+    def __init__(self, app: WsgiApp) -> None:
+        self._app = app
+
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        incoming = environ.get("HTTP_X_REQUEST_ID", "")
+        request_id = incoming if REQUEST_ID_RE.match(incoming) else secrets.token_hex(12)
+        environ[REQUEST_ID_KEY] = request_id
+        started = time.perf_counter()
+        status_seen: list[str] = []
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            headers = [(k, v) for k, v in headers if k.lower() != "x-request-id"]
+            headers.append(("X-Request-ID", request_id))
+            status_seen.append(status)
+            return start_response(status, headers, exc_info)
+
+        try:
+            body = self._app(environ, start)
+        except Exception as exc:  # the last resort: never a traceback to the client
+            log.error("unhandled %s request_id=%s", type(exc).__name__, request_id)
+            error = internal_error()
+            start("500 Internal Server Error", list(error_headers(error).items()))
+            body = [error_json(error)]
+        log.info(
+            "%s %s %s request_id=%s %.1fms",
+            environ.get("REQUEST_METHOD"),
+            environ.get("PATH_INFO"),
+            status_seen[-1].split(" ", 1)[0] if status_seen else "-",
+            request_id,
+            (time.perf_counter() - started) * 1000,
+        )
+        return body

@@ -1,0 +1,133 @@
+"""The request pipeline every API route shares, as a Bottle plugin.
+
+Routes declare what they need in their route config (`scope`, `body_limit`, `batch`,
+`token_ip_limit`) and receive a `Call`; the plugin does the rest in a fixed order: IP rate limit,
+bearer token, client rate limit, concurrent-batch slot, content type, body size, JSON, and finally
+maps any `ServiceError` to the error object. Routes therefore hold no HTTP plumbing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import bottle
+
+from service.domain.context import Domain
+from service.domain.errors import ServiceError
+from service.domain.tokens import Principal
+from service.http.body import check_content_type, parse_json, read_body
+from service.http.errors import STATUS, error_body, error_headers, internal_error
+from service.http.ratelimit import RateLimiter
+
+log = logging.getLogger("service.http")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    principal: Principal | None
+    body: object
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    body: dict[str, Any]
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+Handler = Callable[[Call], Reply]
+
+
+class ApiPlugin:
+    name = "payslip_api"
+    api = 2
+
+    def __init__(
+        self,
+        domain: Domain,
+        ip_limiter: RateLimiter,
+        client_limiter: RateLimiter,
+        token_ip_limiter: RateLimiter,
+        max_batches: int,
+    ) -> None:
+        self._domain = domain
+        self._ip = ip_limiter
+        self._client = client_limiter
+        self._token_ip = token_ip_limiter
+        self._batches = threading.BoundedSemaphore(max_batches)
+
+    def apply(self, callback: Handler, route: bottle.Route) -> Callable[..., Any]:
+        config = route.config
+
+        def wrapper(**args: Any) -> bytes:
+            environ = bottle.request.environ
+            holding_batch = False
+            try:
+                address = str(environ.get("REMOTE_ADDR", "-"))
+                self._ip.check(address)
+                if config.get("token_ip_limit"):
+                    self._token_ip.check(address)
+                principal = None
+                scope = config.get("scope")
+                if scope:
+                    principal = self._domain.tokens.authorize(
+                        environ.get("HTTP_AUTHORIZATION"), scope
+                    )
+                    self._client.check(principal.client_id)
+                if config.get("batch"):
+                    holding_batch = self._batches.acquire(blocking=False)
+                    if not holding_batch:
+                        raise ServiceError(
+                            "SERVICE_UNAVAILABLE",
+                            "this instance is processing its maximum number of batches",
+                            retry_after=1,
+                        )
+                body: object = None
+                limit = config.get("body_limit")
+                if limit:
+                    body = self._read(environ, int(limit), bool(config.get("optional_body")))
+                reply = callback(Call(principal, body, args))
+                return _respond(reply.status, reply.body, dict(reply.headers))
+            except ServiceError as error:
+                return _respond(_status(error), error_body(error), error_headers(error))
+            except Exception as exc:
+                log.error(
+                    "unhandled %s in %s request_id=%s",
+                    type(exc).__name__,
+                    route.rule,
+                    environ.get("payslip.request_id"),
+                )
+                failure = internal_error()
+                return _respond(500, error_body(failure), error_headers(failure))
+            finally:
+                if holding_batch:
+                    self._batches.release()
+
+        return wrapper
+
+    @staticmethod
+    def _read(environ: dict[str, Any], limit: int, optional: bool) -> object:
+        length = environ.get("CONTENT_LENGTH") or ""
+        if optional and length in ("", "0") and not environ.get("CONTENT_TYPE"):
+            return None
+        check_content_type(environ)
+        return parse_json(read_body(environ, limit))
+
+
+def _status(error: ServiceError) -> int:
+    return STATUS.get(error.code, 500)
+
+
+def _respond(status: int, body: dict[str, Any], headers: dict[str, str]) -> bytes:
+    response = bottle.response
+    response.status = status
+    response.content_type = "application/json"
+    for key, value in headers.items():
+        response.set_header(key, value)
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")

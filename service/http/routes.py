@@ -1,0 +1,179 @@
+"""The routes: each parses nothing itself, calls one domain function and shapes the reply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+import bottle
+
+from service.config import ServiceConfig
+from service.domain.context import Domain
+from service.domain.errors import ServiceError, validation_failed
+from service.http.body import parse_json, read_body
+from service.http.openapi import build_openapi
+from service.http.pipeline import Call, Reply
+
+ISSUER = "service:issuer"
+VERIFIER = "service:verifier"
+ADMIN = "service:admin"
+NO_STORE = (("Cache-Control", "no-store"),)
+
+
+def _principal_owner(call: Call) -> Any:
+    assert call.principal is not None
+    return call.principal
+
+
+def _object(body: object) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise validation_failed("", "the body must be a JSON object")
+    return body
+
+
+def _token_params(limit: int) -> dict[str, Any]:
+    """JSON (spec) or form encoding (RFC 6749) for the token endpoint."""
+    environ = bottle.request.environ
+    media = environ.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    if media not in ("application/json", "application/x-www-form-urlencoded"):
+        raise ServiceError(
+            "UNSUPPORTED_MEDIA_TYPE",
+            "send application/json or application/x-www-form-urlencoded",
+            oauth_error="invalid_request",
+        )
+    raw = read_body(environ, limit)
+    if media == "application/json":
+        body = parse_json(raw)
+        if not isinstance(body, dict):
+            raise ServiceError(
+                "VALIDATION_FAILED", "the body must be a JSON object", oauth_error="invalid_request"
+            )
+        return body
+    try:
+        return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
+    except UnicodeDecodeError:
+        raise ServiceError(
+            "VALIDATION_FAILED", "the body is not valid UTF-8", oauth_error="invalid_request"
+        ) from None
+
+
+def add_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) -> None:
+    limits = config.body_limits
+
+    def route(path: str, method: str, handler: Callable[[Call], Reply], **options: Any) -> None:
+        app.route(path, method, handler, **options)
+
+    # --- token endpoint ---------------------------------------------------------------------
+    def token(call: Call) -> Reply:
+        return Reply(200, domain.tokens.grant(_token_params(limits.token)), NO_STORE)
+
+    def jwks(call: Call) -> Reply:
+        return Reply(200, domain.tokens.jwks())
+
+    route("/oauth/token", "POST", token, token_ip_limit=True)
+    route("/.well-known/jwks.json", "GET", jwks)
+
+    # --- issuer API -------------------------------------------------------------------------
+    def register_non_pii(call: Call) -> Reply:
+        reference, created = domain.registration.register_non_pii(_principal_owner(call), call.body)
+        return Reply(201 if created else 200, {"service_reference": reference})
+
+    def register_batch(call: Call) -> Reply:
+        results = domain.registration.register_batch(_principal_owner(call), call.body)
+        return Reply(200, {"results": results})
+
+    def register_and_build(call: Call) -> Reply:
+        return Reply(201, domain.registration.register_and_build(_principal_owner(call), call.body))
+
+    def revoke(call: Call) -> Reply:
+        return Reply(
+            200,
+            domain.revocation.revoke(_principal_owner(call), call.args["reference"], call.body),
+        )
+
+    route("/v1/registerNonPII", "POST", register_non_pii, scope=ISSUER, body_limit=limits.single)
+    route(
+        "/v1/registerNonPIIBatch",
+        "POST",
+        register_batch,
+        scope=ISSUER,
+        body_limit=limits.batch,
+        batch=True,
+    )
+    route(
+        "/v1/registerAndBuildBarcode",
+        "POST",
+        register_and_build,
+        scope=ISSUER,
+        body_limit=limits.single,
+    )
+    route(
+        "/v1/records/<reference>/revoke",
+        "POST",
+        revoke,
+        scope=ISSUER,
+        body_limit=limits.admin,
+        optional_body=True,
+    )
+
+    # --- verifier API -----------------------------------------------------------------------
+    def verify(call: Call) -> Reply:
+        return Reply(200, domain.verification.verify_request(call.body), NO_STORE)
+
+    route("/v1/verifications/payload", "POST", verify, scope=VERIFIER, body_limit=limits.verify)
+
+    # --- admin API --------------------------------------------------------------------------
+    def create_issuer(call: Call) -> Reply:
+        return Reply(201, domain.admin.create_issuer(_named(call.body)), NO_STORE)
+
+    def create_verifier(call: Call) -> Reply:
+        return Reply(201, domain.admin.create_verifier(_named(call.body)), NO_STORE)
+
+    def rotate_key(call: Call) -> Reply:
+        return Reply(201, domain.admin.rotate_key(call.args["issuer_id"]), NO_STORE)
+
+    def retire_key(call: Call) -> Reply:
+        return Reply(200, domain.admin.retire_key(call.args["key_version"]))
+
+    def disable_client(call: Call) -> Reply:
+        return Reply(200, domain.admin.disable_client(call.args["client_id"]))
+
+    def overview(call: Call) -> Reply:
+        return Reply(200, domain.admin.overview(), NO_STORE)
+
+    admin = {"scope": ADMIN, "body_limit": limits.admin}
+    route("/admin/v1/issuers", "POST", create_issuer, **admin)
+    route("/admin/v1/verifiers", "POST", create_verifier, **admin)
+    route("/admin/v1/issuers/<issuer_id>/keys", "POST", rotate_key, optional_body=True, **admin)
+    route("/admin/v1/keys/<key_version>/retire", "POST", retire_key, optional_body=True, **admin)
+    route(
+        "/admin/v1/clients/<client_id>/disable", "POST", disable_client, optional_body=True, **admin
+    )
+    route("/admin/v1/overview", "GET", overview, scope=ADMIN)
+
+    # --- operations -------------------------------------------------------------------------
+    def healthz(call: Call) -> Reply:
+        return Reply(200, {"status": "ok"})
+
+    def readyz(call: Call) -> Reply:
+        if not domain.store.ping():
+            raise ServiceError("SERVICE_UNAVAILABLE", "the store does not answer", retry_after=5)
+        return Reply(200, {"status": "ready"})
+
+    document = build_openapi(config)
+
+    def openapi(call: Call) -> Reply:
+        return Reply(200, document)
+
+    route("/healthz", "GET", healthz)
+    route("/readyz", "GET", readyz)
+    route("/openapi.json", "GET", openapi)
+
+
+def _named(body: object) -> object:
+    data = _object(body)
+    unknown = sorted(set(data) - {"name"})
+    if unknown:
+        raise validation_failed(unknown[0], "is not a known field")
+    return data.get("name")

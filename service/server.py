@@ -1,0 +1,126 @@
+"""Hosting the service: waitress (threaded, pure Python) on a socket bound before the app is built.
+
+Binding first lets `--port 0` work: the chosen port is known before the config (and so the token
+audiences and scan URLs) is made. The app embeds the service through `EmbeddedService`; the CLI's
+`serve` uses `serve_forever`.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from waitress.server import create_server
+
+from service.config import ServiceConfig
+from service.demo import DemoInstance, seed_demo
+from service.domain.clock import SystemClock
+from service.http.app import create_app
+from service.instance import (
+    domain_for,
+    init_instance,
+    is_initialised,
+    load_master_key,
+    make_config,
+    open_store,
+)
+from service.storage.port import Store
+
+log = logging.getLogger("service.server")
+MAX_WAITRESS_BODY = 32 * 1024 * 1024
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    return sock
+
+
+def url_for(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+@dataclass(slots=True)
+class Running:
+    """A started server: its URL, config and store, and how to stop it."""
+
+    url: str
+    config: ServiceConfig
+    store: Store
+    server: Any
+    thread: threading.Thread | None = None
+    demo: DemoInstance | None = None
+
+    def stop(self) -> None:
+        self.server.close()
+        if self.thread is not None:
+            self.thread.join(timeout=10)
+        self.store.close()
+
+
+def start(
+    data_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    public_url: str | None = None,
+    issuer_url: str | None = None,
+    verifier_url: str | None = None,
+    auth_url: str | None = None,
+    environment: str = "production",
+    store_kind: str | None = None,
+    database_url: str | None = None,
+    threads: int = 8,
+    demo: bool = False,
+    init_if_missing: bool = False,
+    in_thread: bool = True,
+) -> Running:
+    """Build and start a server; with in_thread=False the caller runs `server.run()` itself."""
+    if init_if_missing and not is_initialised(data_dir):
+        init_instance(data_dir, store_kind, database_url)
+    sock = bind(host, port)
+    try:
+        config = make_config(
+            load_master_key(data_dir),
+            public_url or url_for(sock),
+            issuer_url,
+            verifier_url,
+            auth_url,
+            environment,
+        )
+        store = open_store(data_dir, store_kind, database_url)
+    except BaseException:
+        sock.close()
+        raise
+    seeded = seed_demo(domain_for(store, config)) if demo else None
+    app = create_app(config, store, SystemClock())
+    server = create_server(
+        app,
+        sockets=[sock],
+        threads=threads,
+        max_request_body_size=MAX_WAITRESS_BODY,
+        ident="payslip-verify",
+        clear_untrusted_proxy_headers=True,
+        channel_timeout=30,
+    )
+    running = Running(url_for(sock), config, store, server, demo=seeded)
+    if in_thread:
+        running.thread = threading.Thread(target=server.run, name="payslip-service", daemon=True)
+        running.thread.start()
+    return running
+
+
+def start_demo(host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Running:
+    """A fresh temporary instance with demo data; its directory lives as long as the process."""
+    data_dir = Path(tempfile.mkdtemp(prefix="payslip-demo-"))
+    return start(data_dir, host, port, demo=True, init_if_missing=True, **kwargs)
