@@ -42,11 +42,13 @@ def build_bottle(config: ServiceConfig, domain: Domain) -> bottle.Bottle:
         )
     )
     add_routes(app, domain, config)
-    app.error_handler = {
-        404: _json_error("NOT_FOUND", "no such path"),
-        405: _json_error("METHOD_NOT_ALLOWED", "this path does not accept that method"),
-        500: _json_error("INTERNAL_ERROR", "an unexpected error occurred; quote the request id"),
-    }
+    app.error_handler.update(
+        {
+            404: _json_error("NOT_FOUND", "no such path"),
+            405: _json_error("METHOD_NOT_ALLOWED", "this path does not accept that method"),
+            500: _json_error("INTERNAL_ERROR", "an unexpected error occurred; quote the request id"),
+        }
+    )
     return app
 
 
