@@ -124,3 +124,10 @@ def start_demo(host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Running
     """A fresh temporary instance with demo data; its directory lives as long as the process."""
     data_dir = Path(tempfile.mkdtemp(prefix="payslip-demo-"))
     return start(data_dir, host, port, demo=True, init_if_missing=True, **kwargs)
+
+
+def ensure_instance(data_dir: Path) -> dict[str, str] | None:
+    """Initialise `data_dir` when it holds no instance; returns the new admin credentials once."""
+    if is_initialised(data_dir):
+        return None
+    return init_instance(data_dir)

@@ -1,0 +1,67 @@
+"""`python -m app`: the GUI (optionally --kiosk or --demo), or a headless command.
+
+    python -m app [--kiosk] [--demo]          the window, with the embedded service
+    python -m app --self-test                 headless smoke test; exit 0 when it passes
+    python -m app --version
+    python -m app verify INPUT [--json] [--service-url URL] [--auth-url URL]
+                             [--client-id ID] [--client-secret SECRET]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from app.version import __version__
+
+
+def _verify_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m app verify")
+    parser.add_argument("input", help="a PDF, an image file, barcode text, or - for stdin")
+    parser.add_argument("--json", action="store_true", help="print the verification result JSON")
+    parser.add_argument("--service-url", help="the verifier base URL (default: embedded service)")
+    parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
+    parser.add_argument("--client-id")
+    parser.add_argument("--client-secret")
+    return parser
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m app", description="Payslip Verify")
+    parser.add_argument("--kiosk", action="store_true", help="full screen, verify screen only")
+    parser.add_argument("--demo", action="store_true", help="a temporary demo service and data")
+    parser.add_argument("--self-test", action="store_true", help="headless smoke test")
+    parser.add_argument("--version", action="version", version=f"Payslip Verify {__version__}")
+    return parser
+
+
+def _setup_logging() -> None:
+    """Codes, paths and request ids only: no handler here ever receives personal data."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    _setup_logging()
+    if args_list and args_list[0] == "verify":
+        from app.cli_verify import run as run_verify
+
+        return run_verify(_verify_parser().parse_args(args_list[1:]))
+    if args_list and args_list[0] == "issue-run":
+        from app.issuer.cli import main as issue_run
+
+        return issue_run(args_list[1:])
+    args = _gui_parser().parse_args(args_list)
+    if args.self_test:
+        from app.self_test import run as run_self_test
+
+        return run_self_test()
+    from app.gui import run_gui
+
+    return run_gui(kiosk=args.kiosk, demo=args.demo)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The app's composition root: settings, the embedded service (or a remote one) and API clients.
+
+Everything the screens need is built here once and passed in; nothing is a module global. The app
+reaches its own embedded service through the same HTTP API and client that a remote desk uses.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.api_client import ApiClient
+from app.settings import SecretStore, Settings
+from service.config import default_data_dir
+from service.demo import DemoInstance
+from service.server import Running, ensure_instance, start, start_demo
+
+log = logging.getLogger("app.context")
+DESK_NAME = "This desk (embedded)"
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    secrets: SecretStore
+    verifier: ApiClient
+    service: Running | None = None
+    admin: ApiClient | None = None
+    issuer: ApiClient | None = None
+    issuer_info: dict[str, Any] = field(default_factory=dict)
+    demo: DemoInstance | None = None
+
+    @property
+    def environment(self) -> str:
+        if self.service is not None:
+            return self.service.config.environment
+        return self.settings.environment
+
+    @property
+    def service_url(self) -> str:
+        return self.service.url if self.service else self.settings.verifier_url
+
+    def close(self) -> None:
+        for client in (self.verifier, self.admin, self.issuer):
+            if client is not None:
+                client.close()
+        if self.service is not None:
+            self.service.stop()
+            self.service = None
+
+
+def _client(url: str, client_id: str, secret: str) -> ApiClient:
+    return ApiClient(url, client_id, secret, issuer_url=url, verifier_url=url, deadline=20.0)
+
+
+def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
+    """A fresh temporary instance with a demo issuer, verifier and sample payslips."""
+    running = start_demo()
+    demo = running.demo
+    assert demo is not None
+    url = running.url
+    return AppContext(
+        settings=settings,
+        secrets=secrets,
+        verifier=_client(url, demo.verifier["client_id"], demo.verifier["client_secret"]),
+        service=running,
+        issuer=_client(url, demo.issuer["client_id"], demo.issuer["client_secret"]),
+        issuer_info=dict(demo.issuer),
+        demo=demo,
+    )
+
+
+def start_embedded_context(
+    settings: Settings, secrets: SecretStore, data_dir: Path | None = None
+) -> AppContext:
+    """The desk's own instance in its data directory, initialised on first run."""
+    directory = data_dir or (Path(settings.data_dir) if settings.data_dir else default_data_dir())
+    slot = f"instance:{directory.resolve()}"
+    created = ensure_instance(directory)
+    if created is not None:
+        secrets.set(f"{slot}:admin_id", created["admin_client_id"])
+        secrets.set(f"{slot}:admin_secret", created["admin_client_secret"])
+    running = start(directory, environment=settings.environment)
+    try:
+        url = running.url
+        admin = None
+        admin_id, admin_secret = (
+            secrets.get(f"{slot}:admin_id"),
+            secrets.get(f"{slot}:admin_secret"),
+        )
+        if admin_id and admin_secret:
+            admin = _client(url, admin_id, admin_secret)
+        verifier_id = secrets.get(f"{slot}:verifier_id")
+        verifier_secret = secrets.get(f"{slot}:verifier_secret")
+        if not (verifier_id and verifier_secret):
+            if admin is None:
+                raise RuntimeError(
+                    "this data directory's admin credentials are not on this computer"
+                )
+            made = admin.admin_create_verifier(DESK_NAME)
+            verifier_id, verifier_secret = made["client_id"], made["client_secret"]
+            secrets.set(f"{slot}:verifier_id", verifier_id)
+            secrets.set(f"{slot}:verifier_secret", verifier_secret)
+        return AppContext(
+            settings=settings,
+            secrets=secrets,
+            verifier=_client(url, verifier_id, verifier_secret),
+            service=running,
+            admin=admin,
+        )
+    except BaseException:
+        running.stop()
+        raise
+
+
+def start_remote_context(settings: Settings, secrets: SecretStore) -> AppContext:
+    secret = secrets.get(f"remote:{settings.client_id}") or ""
+    client = ApiClient(
+        settings.auth_url or settings.verifier_url,
+        settings.client_id,
+        secret,
+        verifier_url=settings.verifier_url,
+        deadline=20.0,
+    )
+    return AppContext(settings=settings, secrets=secrets, verifier=client)
+
+
+def start_context(settings: Settings, secrets: SecretStore, demo: bool) -> AppContext:
+    if demo:
+        return start_demo_context(settings, secrets)
+    if settings.mode == "remote" and settings.verifier_url:
+        return start_remote_context(settings, secrets)
+    return start_embedded_context(settings, secrets)

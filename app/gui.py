@@ -1,0 +1,75 @@
+"""Starting the GUI: the application object, first-run choice, the friendly crash handler."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import types
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from app.context import AppContext, start_context
+from app.settings import SecretStore, Settings
+
+log = logging.getLogger("app")
+
+
+def install_excepthook(window_getter: types.FunctionType | None = None) -> None:
+    """Unhandled errors: a friendly dialog and a log line with the type only (never the message,
+    which may quote personal data), then back to the verify screen."""
+
+    def hook(
+        kind: type[BaseException], exc: BaseException, tb: types.TracebackType | None
+    ) -> None:
+        request_id = getattr(exc, "request_id", None)
+        log.error("unhandled %s request_id=%s", kind.__name__, request_id or "-")
+        app = QApplication.instance()
+        if app is None:
+            return
+        QMessageBox.warning(
+            None,
+            "Something went wrong",
+            "The app hit an unexpected problem and went back to the verify screen."
+            + (f"\n\nRequest id for support: {request_id}" if request_id else ""),
+        )
+        if window_getter is not None:
+            window = window_getter()
+            if window is not None:
+                window.show_screen("Verify")
+
+    sys.excepthook = hook
+
+
+def offer_demo(settings: Settings) -> bool:
+    """First run: offer the demo so a new user can verify something in the first minute."""
+    if settings.demo_offered:
+        return False
+    settings.demo_offered = True
+    settings.save()
+    answer = QMessageBox.question(
+        None,
+        "Welcome to Payslip Verify",
+        "Start in demo mode?\n\nDemo mode runs a temporary service with a demo payroll provider "
+        "and sample payslips, so you can try verifying straight away. Nothing is kept.",
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def run_gui(kiosk: bool = False, demo: bool = False) -> int:
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setApplicationName("Payslip Verify")
+    settings = Settings.load()
+    secrets = SecretStore()
+    if not demo and not kiosk:
+        demo = offer_demo(settings)
+    from app.ui.main_window import MainWindow
+
+    context: AppContext = start_context(settings, secrets, demo=demo)
+    window = MainWindow(context, kiosk=kiosk)
+    holder = {"window": window}
+    install_excepthook(lambda: holder.get("window"))  # type: ignore[arg-type]
+    window.show()
+    try:
+        return int(app.exec())
+    finally:
+        context.close()

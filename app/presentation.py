@@ -1,0 +1,221 @@
+"""How results read to a person at the desk: money, dates, masked accounts, plain-word errors.
+
+Qt-free so the CLI summary and the result card say exactly the same thing.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+ERROR_MESSAGES: dict[str, str] = {
+    "DECRYPTION_FAILED": (
+        "This code has been altered or was not issued by a registered payroll provider."
+    ),
+    "SERVICE_REFERENCE_NOT_FOUND": (
+        "No payslip is registered under this code. It may be forged, or from another service."
+    ),
+    "VALIDATION_FAILED": "This is not a payslip verification code, or it was damaged.",
+    "KEY_VERSION_UNAVAILABLE": (
+        "The payroll provider has withdrawn the key for this payslip, so it can no longer be "
+        "checked. Ask the employee for a newer payslip."
+    ),
+    "UNAUTHORIZED": "This desk's credentials were refused by the service. Check the settings.",
+    "FORBIDDEN": "This desk is not allowed to verify payslips. Check its credentials.",
+    "RATE_LIMITED": "The service is busy. Trying again shortly.",
+    "SERVICE_UNAVAILABLE": "The service is temporarily unavailable. Trying again shortly.",
+    "SERVICE_UNREACHABLE": "The verification service cannot be reached. Check the connection.",
+    "PAYLOAD_TOO_LARGE": "This code is too large to be a payslip code.",
+    "UNSUPPORTED_MEDIA_TYPE": "The app and the service disagree on the protocol. Update the app.",
+    "INTERNAL_ERROR": "The service had an internal problem. Try again, or contact support.",
+    "NO_CODE_FOUND": "No payslip code was found. Hold the code flat and well lit, or load the PDF.",
+    "INPUT_UNREADABLE": "This file could not be read.",
+    "CONFLICTING_CODES": (
+        "The PDF's hidden payslip data and the printed code name different payslips. "
+        "The document has been tampered with."
+    ),
+}
+
+_MINOR_UNITS = {
+    "JPY": 0,
+    "KRW": 0,
+    "VND": 0,
+    "XOF": 0,
+    "XAF": 0,
+    "CLP": 0,
+    "ISK": 0,
+    "BHD": 3,
+    "KWD": 3,
+    "OMR": 3,
+    "JOD": 3,
+    "TND": 3,
+    "IQD": 3,
+    "LYD": 3,
+}
+_SYMBOLS = {
+    "AUD": "$",
+    "NZD": "$",
+    "USD": "$",
+    "CAD": "$",
+    "SGD": "$",
+    "HKD": "$",
+    "GBP": "£",
+    "EUR": "€",
+    "JPY": "¥",
+    "ZAR": "R",
+    "CHF": "CHF ",
+}
+
+
+def error_message(code: str | None) -> str:
+    return ERROR_MESSAGES.get(code or "", "Something went wrong while verifying this code.")
+
+
+def money(value: Any, currency: str, *, cents: bool) -> str:
+    """`cents` for v1 integer amounts; v2 amounts are decimal strings shown exactly as issued."""
+    try:
+        amount = (
+            Decimal(value) / (Decimal(10) ** _MINOR_UNITS.get(currency, 2))
+            if cents
+            else Decimal(str(value))
+        )
+    except (InvalidOperation, TypeError, ValueError):
+        return f"{value} {currency}"
+    places = _MINOR_UNITS.get(currency, 2) if cents else max(0, -amount.as_tuple().exponent)  # type: ignore[operator]
+    sign = "-" if amount < 0 else ""
+    text = f"{abs(amount):,.{places}f}"
+    return f"{sign}{_SYMBOLS.get(currency, '')}{text} {currency}"
+
+
+def long_date(value: Any) -> str:
+    try:
+        return date.fromisoformat(str(value)).strftime("%-d %b %Y")
+    except ValueError:
+        return str(value)
+
+
+def timestamp(value: Any) -> str:
+    text = str(value)
+    return text.replace("T", " ").replace("Z", " UTC") if text else ""
+
+
+def mask_account(value: str) -> str:
+    """All but the last 3 digits hidden, so a screen glance or a photo leaks little."""
+    digits = [c for c in value if c.isalnum()]
+    if len(digits) <= 3:
+        return value
+    keep = 3
+    out: list[str] = []
+    seen = 0
+    total = len(digits)
+    for char in value:
+        if char.isalnum():
+            seen += 1
+            out.append(char if seen > total - keep else "•")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def humanise(key: str) -> str:
+    words = key.removesuffix("_cents").replace("_", " ")
+    replacements = {
+        "paygw": "PAYG withheld",
+        "paye": "PAYE",
+        "ytd": "YTD",
+        "stsl": "STSL",
+        "abn": "ABN",
+        "bsb": "BSB",
+        "ird": "IRD",
+        "esct": "ESCT",
+        "usi": "USI",
+    }
+    return (
+        " ".join(replacements.get(w, w) for w in words.split()).capitalize().replace("Ytd", "YTD")
+    )
+
+
+def amount_of(non_pii: dict[str, Any], key: str, currency: str) -> str | None:
+    """The formatted amount for a v1 `<key>_cents` or a v2 `<key>` field, if present."""
+    if f"{key}_cents" in non_pii:
+        return money(non_pii[f"{key}_cents"], currency, cents=True)
+    if key in non_pii:
+        return money(non_pii[key], currency, cents=False)
+    return None
+
+
+def line_items(non_pii: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(section, description, quantity x rate, amount) rows for earnings, deductions and super."""
+    currency = str(non_pii.get("currency", ""))
+    rows: list[tuple[str, str, str, str]] = []
+    sections = (
+        ("Earnings", "earnings"),
+        ("Salary sacrifice", "salary_sacrifice"),
+        ("Deductions", "deductions"),
+        ("Super", "superannuation"),
+    )
+    for title, key in sections:
+        for item in non_pii.get(key, []) or []:
+            kind = item.get("type") or item.get("contribution_type") or ""
+            detail = (
+                item.get("allowance_type") or item.get("leave_type") or item.get("other_category")
+            )
+            description = humanise(str(kind)) + (f" ({humanise(str(detail))})" if detail else "")
+            qty = item.get("units")
+            rate = amount_of(item, "rate", currency)
+            quantity = f"{qty} × {rate}" if qty is not None and rate else (str(qty) if qty else "")
+            amount = amount_of(item, "amount", currency) or ""
+            rows.append((title, description, quantity, amount))
+    return rows
+
+
+def summary_lines(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The headline facts of a verified payslip, label and value, in reading order."""
+    payslip = result.get("payslip", {})
+    non_pii: dict[str, Any] = payslip.get("payslip_non_pii", {})
+    currency = str(non_pii.get("currency", ""))
+    lines: list[tuple[str, str]] = [
+        ("Issuer", str(payslip.get("issuer", {}).get("name", ""))),
+    ]
+    start, end = non_pii.get("period_start"), non_pii.get("period_end")
+    period = f"{long_date(start)} – {long_date(end)}" if start else long_date(end)
+    lines.append(("Pay period", period))
+    lines.append(("Payment date", long_date(non_pii.get("payment_date", ""))))
+    for key, label in (
+        ("gross", "Gross pay"),
+        ("paygw", "Tax (PAYG)"),
+        ("paye", "Tax (PAYE)"),
+        ("net", "Net pay"),
+        ("ytd_gross", "YTD gross"),
+        ("ytd_paygw", "YTD tax"),
+        ("ytd_paye", "YTD tax"),
+    ):
+        value = amount_of(non_pii, key, currency)
+        if value is not None:
+            lines.append((label, value))
+    return lines
+
+
+EMPLOYEE_LABELS: dict[str, str] = {
+    "employee_name": "Employee",
+    "position": "Position",
+    "department": "Department",
+    "employer_abn": "Employer ABN",
+    "employer_identity": "Employer",
+    "employer_name": "Employer",
+    "ird_number": "IRD number",
+    "bsb": "BSB",
+    "account_number": "Account",
+    "account_name": "Account name",
+    "address": "Address",
+    "raw": "Employee data",
+}
+
+
+def employee_lines(employee: dict[str, str], reveal: bool) -> list[tuple[str, str]]:
+    lines = []
+    for key, value in employee.items():
+        shown = value if reveal or key != "account_number" else mask_account(value)
+        lines.append((EMPLOYEE_LABELS.get(key, humanise(key)), shown))
+    return lines

@@ -1,0 +1,80 @@
+"""Background jobs whose results arrive on the GUI thread.
+
+Network calls, decoding and file work never run on the GUI thread. A job is a plain callable run
+on a QThreadPool; its return value or exception comes back through a Qt signal, which Qt delivers
+on the thread that owns the receiving object (the GUI thread).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+log = logging.getLogger("app.tasks")
+
+
+class _Relay(QObject):
+    """Carries one job's outcome back; emitted from the worker thread, received on the GUI's."""
+
+    done = Signal(object)
+    failed = Signal(object)
+
+
+class _Job(QRunnable):
+    def __init__(self, fn: Callable[[], Any], relay: _Relay) -> None:
+        super().__init__()
+        self._fn = fn
+        self._relay = relay
+
+    def run(self) -> None:
+        try:
+            value = self._fn()
+        except Exception as exc:  # delivered to the caller's error slot, never lost
+            self._relay.failed.emit(exc)
+        else:
+            self._relay.done.emit(value)
+
+
+class TaskRunner(QObject):
+    """Runs callables off the GUI thread. `active` counts jobs still running (tests wait on it)."""
+
+    def __init__(self, parent: QObject | None = None, max_threads: int = 4) -> None:
+        super().__init__(parent)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(max_threads)
+        self._relays: set[_Relay] = set()
+
+    @property
+    def active(self) -> int:
+        return len(self._relays)
+
+    def run(
+        self,
+        fn: Callable[[], Any],
+        on_done: Callable[[Any], None],
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        relay = _Relay()
+        relay.moveToThread(self.thread())
+        self._relays.add(relay)
+
+        def finish(value: Any) -> None:
+            self._relays.discard(relay)
+            on_done(value)
+
+        def fail(exc: Exception) -> None:
+            self._relays.discard(relay)
+            if on_error is not None:
+                on_error(exc)
+            else:
+                log.error("background job failed: %s", type(exc).__name__)
+
+        relay.done.connect(finish)
+        relay.failed.connect(fail)
+        self._pool.start(_Job(fn, relay))
+
+    def wait(self, msecs: int = 30000) -> bool:
+        return bool(self._pool.waitForDone(msecs))

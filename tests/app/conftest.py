@@ -1,0 +1,58 @@
+"""App fixtures: a real embedded demo service, settings in tmp_path, and leak checks.
+
+Every GUI test gets a fresh config directory (no keyring, no user settings) and fails if it leaves
+top-level windows open or background threads running.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.context import AppContext, start_demo_context
+from app.settings import SecretStore, Settings
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "config"
+    monkeypatch.setenv("PAYSLIP_CONFIG_DIR", str(folder))
+    monkeypatch.setenv("PAYSLIP_NO_KEYRING", "1")
+    return folder
+
+
+@pytest.fixture
+def demo_context(config_dir: Path) -> Iterator[AppContext]:
+    context = start_demo_context(Settings(), SecretStore(config_dir, use_keyring=False))
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def no_leaks(qapp: object) -> Iterator[None]:
+    """Fail a GUI test that leaves visible windows or extra non-daemon threads behind."""
+    from PySide6.QtWidgets import QApplication
+
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    QApplication.processEvents()
+    visible = [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+    for widget in visible:
+        widget.close()
+    leaked = [
+        t for t in threading.enumerate() if t.ident not in before and t.is_alive() and not t.daemon
+    ]
+    assert not visible, f"test left windows open: {[type(w).__name__ for w in visible]}"
+    assert not leaked, f"test left threads running: {[t.name for t in leaked]}"
+
+
+@pytest.fixture
+def screenshot_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "screenshots"
+    folder.mkdir()
+    return folder
