@@ -1,0 +1,147 @@
+"""The request bodies of the four operations (spec "Payslip record", "Endpoints"; PROTOCOL §5, §6).
+
+`payslip_non_pii` is validated by the model its sibling `schema` names. Pydantic cannot
+discriminate a union on a sibling key, and a request-level union would put variant tags into error
+locations, so a plain field validator dispatches instead: errors then sit at real paths, and an
+unknown `schema` is reported once, at `schema`, rather than once per candidate shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic.config import JsonDict
+
+from .au_v1 import AuPayslipV1
+from .au_v2 import AuPayslipV2
+from .common import ClosedModel
+from .nz_v1 import NzPayslipV1
+from .nz_v2 import NzPayslipV2
+from .scalars import (
+    Barcode,
+    EncryptedPii,
+    ExternalId,
+    Iv,
+    KeyVersion,
+    Opt,
+    ServiceReference,
+    Tag,
+    Timestamp,
+)
+
+SchemaId = Literal["au.payslip.v1", "nz.payslip.v1", "au.payslip.v2", "nz.payslip.v2"]
+PayslipNonPii = AuPayslipV1 | NzPayslipV1 | AuPayslipV2 | NzPayslipV2
+
+PAYSLIP_SCHEMAS: dict[str, type[AuPayslipV1 | NzPayslipV1 | AuPayslipV2 | NzPayslipV2]] = {
+    "au.payslip.v1": AuPayslipV1,
+    "nz.payslip.v1": NzPayslipV1,
+    "au.payslip.v2": AuPayslipV2,
+    "nz.payslip.v2": NzPayslipV2,
+}
+
+
+def _schema_selects_payslip(schema: JsonDict, cls: type[Any]) -> None:
+    """Tie each `schema` value to its payslip shape in the JSON Schema, as validation does."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return
+    payslip = properties.get("payslip_non_pii")
+    shapes = payslip.get("anyOf") if isinstance(payslip, dict) else None
+    if not isinstance(shapes, list) or len(shapes) != len(PAYSLIP_SCHEMAS):
+        return
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"schema": {"const": schema_id}}, "required": ["schema"]},
+            "then": {"properties": {"payslip_non_pii": shape}},
+        }
+        for schema_id, shape in zip(PAYSLIP_SCHEMAS, shapes, strict=True)
+    ]
+
+
+class EncryptionMetadata(ClosedModel):
+    iv: Iv
+    tag: Tag
+    key_version: Opt[KeyVersion] = None
+
+
+class PayslipRecord(ClosedModel):
+    """What every registration carries; the operations differ only in the fields they add."""
+
+    model_config = ConfigDict(json_schema_extra=_schema_selects_payslip)
+
+    schema_id: SchemaId = Field(alias="schema")
+    issued_at: Timestamp
+    payslip_non_pii: PayslipNonPii = Field(
+        description="Shape selected by `schema`: au.payslip.v1, nz.payslip.v1, au.payslip.v2 or "
+        "nz.payslip.v2."
+    )
+    encryption_metadata: EncryptionMetadata
+
+    @field_validator("payslip_non_pii", mode="plain", json_schema_input_type=PayslipNonPii)
+    @classmethod
+    def _by_schema(cls, value: Any, info: ValidationInfo) -> Any:
+        schema_id = info.data.get("schema_id")
+        if schema_id is None:
+            # `schema` already failed; validating against a guessed shape would only add noise.
+            # The record is rejected anyway, so the raw value is never used.
+            return value
+        return PAYSLIP_SCHEMAS[schema_id].model_validate(value)
+
+    def payslip_non_pii_json(self) -> dict[str, Any]:
+        """The payslip exactly as the client sent it, normalised only where the wire allows
+        (`100.0` as an integer becomes `100`); this is what is stored and shown to verifiers."""
+        return self.payslip_non_pii.model_dump(mode="json", exclude_unset=True)
+
+    def idempotency_content(self) -> dict[str, Any]:
+        """The content PROTOCOL §6 compares for a repeated `service_reference`; pass it to
+        `canonical_json` for a byte comparison."""
+        return {
+            "schema": self.schema_id,
+            "issued_at": self.issued_at,
+            "payslip_non_pii": self.payslip_non_pii_json(),
+            "iv": self.encryption_metadata.iv,
+            "tag": self.encryption_metadata.tag,
+            "key_version": self.encryption_metadata.key_version,
+        }
+
+
+class RegisterNonPiiRequest(PayslipRecord):
+    """registerNonPII: the caller builds the barcode, so no ciphertext is sent; the optional
+    reference makes retries idempotent (the service mints one when it is absent)."""
+
+    service_reference: Opt[ServiceReference] = None
+
+
+class RegisterAndBuildRequest(PayslipRecord):
+    """registerAndBuildBarcode: carries the ciphertext for the badge; no caller reference is
+    accepted, because a lost response is retried with fresh encryption, never replayed."""
+
+    encrypted_pii: EncryptedPii
+
+
+class BatchRecord(PayslipRecord):
+    """One record of registerNonPIIBatch; the reference is required so every result can be
+    retried idempotently, and `external_id` is only echoed back."""
+
+    service_reference: ServiceReference
+    external_id: Opt[ExternalId] = None
+
+
+class BatchRequest(ClosedModel):
+    """registerNonPIIBatch as documented. Validation does not use this model: the envelope and
+    each record are checked separately, because a bad record must not fail the whole batch."""
+
+    records: list[BatchRecord] = Field(min_length=1, max_length=1000)
+
+
+class BatchEnvelope(ClosedModel):
+    """The part of a batch body that fails the whole request (PROTOCOL §6)."""
+
+    records: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
+
+
+class VerifyRequest(ClosedModel):
+    """verifyPayload; the 13000-character limit applies to the text as sent, before trimming."""
+
+    barcode: Barcode

@@ -1,0 +1,308 @@
+"""The value types of the request bodies (spec "Resources and their fields", PROTOCOL §1 and §5).
+
+Each type is a plain validator with a hand-written JSON Schema instead of pydantic's coercing or
+strict built-ins, for three reasons: the wire rules differ from both (`100.0` is an integer here,
+`true` and `"100"` are not); dates and timestamps must come back as the exact strings sent, because
+the registered text is what a verifier is shown and what idempotency compares; and every message
+must say what is expected without quoting the value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from datetime import date
+from typing import Annotated, TypeVar
+
+from pydantic import AfterValidator, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from .abn import is_valid_abn
+from .currencies import ISO_4217_WITH_MINOR_UNIT
+
+MAX_SAFE_INTEGER = 9_007_199_254_740_991
+"""Largest integer a JSON reader using IEEE doubles (JavaScript) still reads exactly."""
+
+T = TypeVar("T")
+
+
+def _fail(kind: str, message: str) -> PydanticCustomError:
+    return PydanticCustomError(kind, message)
+
+
+def _reject_null(value: T | None) -> T:
+    if value is None:
+        raise _fail("null_value", "must not be null; leave the field out instead")
+    return value
+
+
+Opt = Annotated[T | None, AfterValidator(_reject_null)]
+"""An optional field: may be absent, but an explicit null is refused, so "absent" has one spelling
+and the stored content (compared for idempotency) has one form."""
+
+
+# --- numbers -------------------------------------------------------------------------------------
+
+
+def _integer_in(low: int, high: int) -> Callable[[object], int]:
+    expected = f"expected an integer from {low} to {high} (no fractional part, not a string)"
+
+    def check(value: object) -> int:
+        if isinstance(value, bool):
+            raise _fail("integer", expected)
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or not low <= value <= high:
+            raise _fail("integer", expected)
+        return value
+
+    return check
+
+
+def _quantity(value: object) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail("quantity", "expected a finite number >= 0")
+    if isinstance(value, float):
+        if not math.isfinite(value) or value < 0:
+            raise _fail("quantity", "expected a finite number >= 0")
+        # Same normalisation as integers, so 7 and 7.0 are one stored content.
+        if value.is_integer() and value <= MAX_SAFE_INTEGER:
+            return int(value)
+        return value
+    if value < 0:
+        raise _fail("quantity", "expected a finite number >= 0")
+    return value
+
+
+Cents = Annotated[
+    int,
+    PlainValidator(_integer_in(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)),
+    WithJsonSchema({"type": "integer", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER}),
+]
+BasisPoints = Annotated[
+    int,
+    PlainValidator(_integer_in(0, 10_000)),
+    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 10_000}),
+]
+Quantity = Annotated[
+    int | float, PlainValidator(_quantity), WithJsonSchema({"type": "number", "minimum": 0})
+]
+
+_DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
+_DECIMAL_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def _decimal(value: object) -> str:
+    if not isinstance(value, str) or not _DECIMAL_RE.fullmatch(value):
+        raise _fail("decimal", 'expected a decimal string such as "12.50" (not a JSON number)')
+    return value
+
+
+DecimalText = Annotated[
+    str, PlainValidator(_decimal), WithJsonSchema({"type": "string", "pattern": _DECIMAL_PATTERN})
+]
+"""A v2 amount, rate or quantity, kept as the exact string sent ("1.50" stays "1.50")."""
+
+
+# --- dates and times -----------------------------------------------------------------------------
+
+_DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$"
+_TIMESTAMP_RE = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?Z"
+)
+
+
+def is_calendar_date(text: str) -> bool:
+    if not _DATE_RE.fullmatch(text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _date(value: object) -> str:
+    if not isinstance(value, str) or not is_calendar_date(value):
+        raise _fail("date", "expected a real calendar date as YYYY-MM-DD")
+    return value
+
+
+def is_utc_timestamp(text: str) -> bool:
+    match = _TIMESTAMP_RE.fullmatch(text)
+    return (
+        match is not None
+        and is_calendar_date(match[1])
+        and int(match[2]) <= 23
+        and int(match[3]) <= 59
+        and int(match[4]) <= 59
+    )
+
+
+def _timestamp(value: object) -> str:
+    if not isinstance(value, str) or not is_utc_timestamp(value):
+        raise _fail(
+            "timestamp",
+            "expected a UTC timestamp as YYYY-MM-DDTHH:MM:SS with optional fractional seconds "
+            "and a trailing Z",
+        )
+    return value
+
+
+Date = Annotated[
+    str,
+    PlainValidator(_date),
+    WithJsonSchema({"type": "string", "format": "date", "pattern": _DATE_PATTERN}),
+]
+Timestamp = Annotated[
+    str,
+    PlainValidator(_timestamp),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": _TIMESTAMP_PATTERN}),
+]
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+
+def _text(pattern: str, expected: str) -> Callable[[object], str]:
+    regex = re.compile(pattern)
+
+    def check(value: object) -> str:
+        if not isinstance(value, str) or not regex.fullmatch(value):
+            raise _fail("text", expected)
+        return value
+
+    return check
+
+
+def _length(low: int, high: int) -> Callable[[object], str]:
+    expected = f"expected a string of {low} to {high} characters"
+
+    def check(value: object) -> str:
+        if not isinstance(value, str) or not low <= len(value) <= high:
+            raise _fail("text", expected)
+        return value
+
+    return check
+
+
+B64URL_PATTERN = r"^[A-Za-z0-9_-]+$"
+
+Iv = Annotated[
+    str,
+    PlainValidator(_text(r"[A-Za-z0-9_-]{16}", "expected exactly 16 base64url characters")),
+    WithJsonSchema({"type": "string", "minLength": 16, "maxLength": 16, "pattern": B64URL_PATTERN}),
+]
+Tag = Annotated[
+    str,
+    PlainValidator(_text(r"[A-Za-z0-9_-]{22}", "expected exactly 22 base64url characters")),
+    WithJsonSchema({"type": "string", "minLength": 22, "maxLength": 22, "pattern": B64URL_PATTERN}),
+]
+ServiceReference = Annotated[
+    str,
+    PlainValidator(
+        _text(r"[A-Za-z0-9_-]{22}", "expected exactly 22 characters of A-Z a-z 0-9 _ -")
+    ),
+    WithJsonSchema({"type": "string", "minLength": 22, "maxLength": 22, "pattern": B64URL_PATTERN}),
+]
+_KEY_VERSION_PATTERN = (
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[1-9][0-9]{0,5}"
+)
+KeyVersion = Annotated[
+    str,
+    PlainValidator(
+        _text(
+            _KEY_VERSION_PATTERN,
+            "expected <lowercase uuid>.<n> with n from 1 to 999999 and no leading zero",
+        )
+    ),
+    WithJsonSchema({"type": "string", "pattern": f"^{_KEY_VERSION_PATTERN}$"}),
+]
+EncryptedPii = Annotated[
+    str,
+    PlainValidator(_text(r"[A-Za-z0-9_-]{1,2886}", "expected 1 to 2886 base64url characters")),
+    WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": 2886, "pattern": B64URL_PATTERN}
+    ),
+]
+ExternalId = Annotated[
+    str,
+    PlainValidator(_text(r"[ -~]{1,255}", "expected 1 to 255 printable ASCII characters")),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"}),
+]
+Barcode = Annotated[
+    str,
+    PlainValidator(_length(1, 13_000)),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 13_000}),
+]
+Text50 = Annotated[
+    str,
+    PlainValidator(_length(1, 50)),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 50}),
+]
+Text200 = Annotated[
+    str,
+    PlainValidator(_length(1, 200)),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200}),
+]
+NzTaxCode = Annotated[
+    str,
+    PlainValidator(_text(r"[A-Z]{1,4}( SL)?", "expected an IRD tax code such as M, M SL or ND")),
+    WithJsonSchema({"type": "string", "pattern": r"^[A-Z]{1,4}( SL)?$"}),
+]
+
+
+# --- identifiers with checksums and code lists ---------------------------------------------------
+
+
+def _fund_abn(value: object) -> str:
+    if not isinstance(value, str) or not is_valid_abn(value):
+        raise _fail("abn", "expected an 11-digit ABN that passes the ABN checksum")
+    return value
+
+
+_USI_RE = re.compile(r"[0-9]{14}|[A-Z]{3}[0-9]{4}[A-Z]{2}")
+
+
+def _usi(value: object) -> str:
+    if (
+        not isinstance(value, str)
+        or not _USI_RE.fullmatch(value)
+        or (value.isdigit() and not is_valid_abn(value[:11]))
+    ):
+        raise _fail(
+            "usi",
+            "expected a USI: 14 digits (an ABN passing the ABN checksum, then a 3-digit product "
+            "number) or a SPIN of 3 letters, 4 digits and 2 letters",
+        )
+    return value
+
+
+FundAbn = Annotated[
+    str, PlainValidator(_fund_abn), WithJsonSchema({"type": "string", "pattern": r"^[0-9]{11}$"})
+]
+Usi = Annotated[
+    str,
+    PlainValidator(_usi),
+    WithJsonSchema({"type": "string", "pattern": r"^([0-9]{14}|[A-Z]{3}[0-9]{4}[A-Z]{2})$"}),
+]
+
+
+def _iso_currency(value: object) -> str:
+    if not isinstance(value, str) or value not in ISO_4217_WITH_MINOR_UNIT:
+        raise _fail(
+            "currency",
+            "expected an active ISO 4217 currency code with a minor unit (fund and metal codes "
+            "are not accepted)",
+        )
+    return value
+
+
+IsoCurrency = Annotated[
+    str,
+    PlainValidator(_iso_currency),
+    WithJsonSchema({"type": "string", "enum": sorted(ISO_4217_WITH_MINOR_UNIT)}),
+]
