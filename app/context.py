@@ -61,11 +61,16 @@ def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
     demo = running.demo
     assert demo is not None
     url = running.url
+    created = running.created or {}
+    admin = None
+    if created:
+        admin = _client(url, created["admin_client_id"], created["admin_client_secret"])
     return AppContext(
         settings=settings,
         secrets=secrets,
         verifier=_client(url, demo.verifier["client_id"], demo.verifier["client_secret"]),
         service=running,
+        admin=admin,
         issuer=_client(url, demo.issuer["client_id"], demo.issuer["client_secret"]),
         issuer_info=dict(demo.issuer),
         demo=demo,

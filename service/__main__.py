@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -80,12 +81,10 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from service.server import start, start_demo
+    from service.server import serve_workers, start, start_demo
 
     if args.workers > 1 and args.store != "postgres":
         raise InstanceError("--workers above 1 needs --store postgres")
-    if args.workers > 1:
-        raise InstanceError("--workers above 1 is not supported yet; run one process per port")
     options: dict[str, Any] = {
         "public_url": args.public_url,
         "issuer_url": args.issuer_url,
@@ -97,6 +96,14 @@ def _serve(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "in_thread": False,
     }
+    if args.workers > 1:
+        if args.demo:
+            raise InstanceError("--demo runs a single process; drop --workers")
+        if not hasattr(os, "fork"):
+            raise InstanceError("--workers above 1 needs a POSIX system")
+        del options["in_thread"]
+        data_dir = data_dir_or_default(args.data_dir)
+        return serve_workers(data_dir, args.host, args.port, args.workers, **options)
     if args.demo:
         running = start_demo(args.host, args.port, **options)
     else:

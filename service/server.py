@@ -7,7 +7,10 @@ audiences and scan URLs) is made. The app embeds the service through `EmbeddedSe
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
 import socket
 import tempfile
 import threading
@@ -60,6 +63,8 @@ class Running:
     server: Any
     thread: threading.Thread | None = None
     demo: DemoInstance | None = None
+    created: dict[str, str] | None = None
+    """The admin credentials, when this start initialised the data directory."""
 
     def stop(self) -> None:
         self.server.close()
@@ -84,11 +89,14 @@ def start(
     demo: bool = False,
     init_if_missing: bool = False,
     in_thread: bool = True,
+    sock: socket.socket | None = None,
 ) -> Running:
-    """Build and start a server; with in_thread=False the caller runs `server.run()` itself."""
+    """Build and start a server; with in_thread=False the caller runs `server.run()` itself.
+    `sock` is an already listening socket (shared by pre-forked workers)."""
+    created = None
     if init_if_missing and not is_initialised(data_dir):
-        init_instance(data_dir, store_kind, database_url)
-    sock = bind(host, port)
+        created = init_instance(data_dir, store_kind, database_url)
+    sock = sock or bind(host, port)
     try:
         config = make_config(
             load_master_key(data_dir),
@@ -113,11 +121,48 @@ def start(
         clear_untrusted_proxy_headers=True,
         channel_timeout=30,
     )
-    running = Running(url_for(sock), config, store, server, demo=seeded)
+    running = Running(url_for(sock), config, store, server, demo=seeded, created=created)
     if in_thread:
         running.thread = threading.Thread(target=server.run, name="payslip-service", daemon=True)
         running.thread.start()
     return running
+
+
+def serve_workers(data_dir: Path, host: str, port: int, workers: int, **options: Any) -> int:
+    """Pre-fork `workers` processes that accept on one shared socket (PostgreSQL store only: each
+    process has its own store connection; rate limits then count per process)."""
+    sock = bind(host, port)
+    url = url_for(sock)
+    options.setdefault("public_url", None)
+    options["public_url"] = options["public_url"] or url
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            code = 0
+            try:
+                running = start(data_dir, host, port, sock=sock, in_thread=False, **options)
+                running.server.run()
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        children.append(pid)
+    print(f"listening on {url}", flush=True)
+
+    def stop(signum: int, frame: Any) -> None:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    status = 0
+    for pid in children:
+        _, code = os.waitpid(pid, 0)
+        status = status or (1 if code else 0)
+    sock.close()
+    return status
 
 
 def start_demo(host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Running:

@@ -25,9 +25,27 @@ from service.protocol.encoding import EncodingError, b64url_decode, new_referenc
 from service.storage.port import AddOutcome, AddStatus, Record, Store
 
 
-def _dump(model: Any) -> dict[str, Any]:
-    dumped: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return dumped
+def _fields(request: schemas.PayslipRecord) -> dict[str, Any]:
+    """The validated request as plain JSON values, exactly as sent (see records.new_record)."""
+    meta = request.encryption_metadata
+    for name, value in (("iv", meta.iv), ("tag", meta.tag)):
+        try:
+            b64url_decode(value)
+        except EncodingError:
+            raise validation_failed(
+                f"encryption_metadata.{name}", "is not canonical unpadded base64url"
+            ) from None
+    fields: dict[str, Any] = {
+        "schema": request.schema_id,
+        "issued_at": request.issued_at,
+        "payslip_non_pii": request.payslip_non_pii_json(),
+        "encryption_metadata": {"iv": meta.iv, "tag": meta.tag, "key_version": meta.key_version},
+    }
+    for optional in ("service_reference", "encrypted_pii"):
+        value = getattr(request, optional, None)
+        if value is not None:
+            fields[optional] = value
+    return fields
 
 
 _CONFLICT = ServiceError(
@@ -53,9 +71,10 @@ class Registration:
     def register_non_pii(self, principal: Principal, body: object) -> tuple[str, bool]:
         """Returns (service_reference, created)."""
         try:
-            fields = _dump(schemas.validate_register_non_pii(body))
+            request = schemas.validate_register_non_pii(body)
         except schemas.SchemaValidationError as exc:
             raise schema_failure(exc) from None
+        fields = _fields(request)
         self._keys.check_registration_key(
             principal.owner_id, fields["encryption_metadata"].get("key_version")
         )
@@ -87,7 +106,7 @@ class Registration:
                 result["external_id"] = external_id
             results.append(result)
             try:
-                fields = _dump(schemas.validate_batch_record(item))
+                fields = _fields(schemas.validate_batch_record(item))
                 self._keys.check_registration_key(
                     principal.owner_id, fields["encryption_metadata"].get("key_version")
                 )
@@ -114,9 +133,10 @@ class Registration:
 
     def register_and_build(self, principal: Principal, body: object) -> dict[str, Any]:
         try:
-            fields = _dump(schemas.validate_register_and_build(body))
+            request = schemas.validate_register_and_build(body)
         except schemas.SchemaValidationError as exc:
             raise schema_failure(exc) from None
+        fields = _fields(request)
         meta = fields["encryption_metadata"]
         self._keys.check_registration_key(principal.owner_id, meta.get("key_version"))
         try:
