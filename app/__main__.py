@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] == "issue-run":
         from app.issuer.cli import main as issue_run
 
-        return issue_run(args_list[1:])
+        return int(issue_run(args_list[1:]))
     args = _gui_parser().parse_args(args_list)
     if args.self_test:
         from app.self_test import run as run_self_test

@@ -42,9 +42,9 @@ def _fields(request: schemas.PayslipRecord) -> dict[str, Any]:
         "encryption_metadata": {"iv": meta.iv, "tag": meta.tag, "key_version": meta.key_version},
     }
     for optional in ("service_reference", "encrypted_pii"):
-        value = getattr(request, optional, None)
-        if value is not None:
-            fields[optional] = value
+        extra: object = getattr(request, optional, None)
+        if extra is not None:
+            fields[optional] = extra
     return fields
 
 

@@ -1,0 +1,202 @@
+"""Service benchmark: ratios measured in one run on this machine (absolute numbers are noise).
+
+1. verify requests/s vs /healthz requests/s, 16 concurrent connections (target >= 0.8)
+2. verify p50 with 100k stored records vs with 1k (target <= 1.2)
+3. registering a 1000-record batch over HTTP vs validating those records in-process (target <= 3)
+
+Load comes from wrk when installed (`apt-get install wrk`), else from a Python client in a
+separate process. Usage: python bench/service_bench.py [--records 100000] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from service.protocol import schemas  # noqa: E402
+from tests.factories import sealed_record  # noqa: E402
+
+
+def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str, dict[str, str]]:
+    env = {
+        **os.environ,
+        "PAYSLIP_RATE_LIMIT_IP": "off",
+        "PAYSLIP_RATE_LIMIT_CLIENT": "off",
+        "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
+    }
+    py = sys.executable
+    subprocess.run([py, "-m", "service", "init", "--data-dir", str(data_dir)], check=True,
+                   capture_output=True, env=env, cwd=ROOT)
+    issuer = json.loads(subprocess.run(
+        [py, "-m", "service", "admin", "--data-dir", str(data_dir), "create-issuer", "--name",
+         "Bench Payroll"], check=True, capture_output=True, text=True, env=env, cwd=ROOT).stdout)
+    verifier = json.loads(subprocess.run(
+        [py, "-m", "service", "admin", "--data-dir", str(data_dir), "create-verifier", "--name",
+         "Bench Desk"], check=True, capture_output=True, text=True, env=env, cwd=ROOT).stdout)
+    proc = subprocess.Popen(
+        [py, "-m", "service", "serve", "--data-dir", str(data_dir), "--port", "0",
+         "--threads", "16"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("listening on "):
+            url = line.split()[-1]
+            break
+    creds = {
+        "issuer_id": issuer["client_id"], "issuer_secret": issuer["client_secret"],
+        "key": issuer["encryption_key"], "verifier_id": verifier["client_id"],
+        "verifier_secret": verifier["client_secret"],
+    }
+    return proc, url, creds
+
+
+def token(url: str, client_id: str, secret: str) -> str:
+    reply = httpx.post(f"{url}/oauth/token", json={
+        "grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
+        "audience": url})
+    reply.raise_for_status()
+    return str(reply.json()["access_token"])
+
+
+def seed(url: str, issuer_token: str, key: str, count: int) -> list[str]:
+    """Register `count` records in batches of 1000; return a few payloads to verify."""
+    payloads: list[str] = []
+    headers = {"Authorization": f"Bearer {issuer_token}"}
+    with httpx.Client(timeout=120) as client:
+        done = 0
+        while done < count:
+            n = min(1000, count - done)
+            sealed = [sealed_record(key) for _ in range(n)]
+            reply = client.post(f"{url}/v1/registerNonPIIBatch",
+                                json={"records": [s.body for s in sealed]}, headers=headers)
+            reply.raise_for_status()
+            payloads.extend(s.payload for s in sealed[:5])
+            done += n
+            print(f"\r  seeded {done}/{count}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return payloads
+
+
+WRK_SCRIPT = """
+wrk.method = "{method}"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer {token}"
+wrk.body = [[{body}]]
+"""
+
+
+def wrk_rps(url: str, path: str, seconds: int, method: str = "GET", body: str = "",
+            bearer: str = "") -> tuple[float, float]:
+    """(requests/s, p50 ms) with 16 connections on 2 threads."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT.format(method=method, token=bearer, body=body))
+    out = subprocess.run(
+        ["wrk", "-t2", "-c16", f"-d{seconds}s", "--latency", "-s", script.name, f"{url}{path}"],
+        capture_output=True, text=True, check=True).stdout
+    os.unlink(script.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", out)
+    assert p50 is not None
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p50.group(2)]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if non2xx:
+        raise SystemExit(f"{path}: {non2xx.group(1)} failed requests during the load")
+    return rps, float(p50.group(1)) * scale
+
+
+def python_rps(url: str, path: str, seconds: int, method: str = "GET", body: str = "",
+               bearer: str = "") -> tuple[float, float]:
+    """Fallback load: 16 keep-alive clients in threads of this process."""
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {bearer}"}
+    deadline = time.perf_counter() + seconds
+    latencies: list[float] = []
+
+    def worker() -> None:
+        with httpx.Client(timeout=10) as client:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                reply = client.request(method, f"{url}{path}", content=body or None,
+                                       headers=headers)
+                reply.raise_for_status()
+                latencies.append(time.perf_counter() - started)
+
+    with ThreadPoolExecutor(16) as pool:
+        for _ in range(16):
+            pool.submit(worker)
+    return len(latencies) / seconds, statistics.median(latencies) * 1000
+
+
+def p50_single(url: str, bearer: str, payloads: list[str], rounds: int = 300) -> float:
+    headers = {"Authorization": f"Bearer {bearer}"}
+    times = []
+    with httpx.Client(timeout=10) as client:
+        for i in range(rounds):
+            body = {"barcode": payloads[i % len(payloads)]}
+            started = time.perf_counter()
+            client.post(f"{url}/v1/verifications/payload", json=body, headers=headers
+                        ).raise_for_status()
+            times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--seconds", type=int, default=5)
+    args = parser.parse_args()
+    load = wrk_rps if shutil.which("wrk") else python_rps
+    print(f"load generator: {'wrk' if load is wrk_rps else 'python threads (install wrk)'}")
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, url, creds = start_server(Path(tmp) / "data")
+        try:
+            itok = token(url, creds["issuer_id"], creds["issuer_secret"])
+            vtok = token(url, creds["verifier_id"], creds["verifier_secret"])
+            small = seed(url, itok, creds["key"], 1000)
+            p50_small = p50_single(url, vtok, small)
+
+            body = json.dumps({"barcode": small[0]})
+            health_rps, _ = load(url, "/healthz", args.seconds)
+            verify_rps, _ = load(url, "/v1/verifications/payload", args.seconds, "POST", body,
+                                 vtok)
+
+            sealed = [sealed_record(creds["key"]) for _ in range(1000)]
+            started = time.perf_counter()
+            for s in sealed:
+                schemas.validate_batch_record(s.body)
+            validate_s = time.perf_counter() - started
+            started = time.perf_counter()
+            httpx.post(f"{url}/v1/registerNonPIIBatch", json={"records": [s.body for s in sealed]},
+                       headers={"Authorization": f"Bearer {itok}"}, timeout=60).raise_for_status()
+            batch_s = time.perf_counter() - started
+
+            big = seed(url, itok, creds["key"], max(0, args.records - 2000))
+            p50_big = p50_single(url, vtok, big + small)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    print(f"verify {verify_rps:,.0f} req/s vs healthz {health_rps:,.0f} req/s: "
+          f"ratio {verify_rps / health_rps:.2f} (target >= 0.8)")
+    print(f"verify p50 at {args.records:,} records {p50_big:.2f} ms vs at 1,000 {p50_small:.2f} ms:"
+          f" ratio {p50_big / p50_small:.2f} (target <= 1.2)")
+    print(f"1000-record batch over HTTP {batch_s * 1000:.0f} ms vs in-process validation "
+          f"{validate_s * 1000:.0f} ms: ratio {batch_s / validate_s:.2f} (target <= 3)")
+
+
+if __name__ == "__main__":
+    main()
