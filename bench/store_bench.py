@@ -1,0 +1,229 @@
+"""TinyDBStore against plain TinyDB, in one run on this machine.
+
+Run: ``python bench/store_bench.py [--big] [--dir DIR]``. Prints, for a store holding 1k records
+(and 100k with ``--big``): the time of one durable single-record insert, of one durable
+1000-record batch, of a lookup by reference, of compaction and of reopening; and the same
+operations on plain ``tinydb.TinyDB`` (JSONStorage) holding 1k records, so every figure also
+appears as a ratio against stock TinyDB measured seconds before. Records are about the size the
+service stores (~1.4 KB of JSON: metadata plus the non-personal payslip part).
+
+``--dir`` puts the files on another filesystem (fsync cost is a property of the disk: tmpfs
+makes durability free and the numbers meaningless for a real deployment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from tinydb import Query, TinyDB
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from service.storage.port import AddStatus, Record
+from service.storage.tinydb_store import TinyDBStore
+
+_counter = iter(range(10**9))
+
+
+def make_record(issuer: str = "iss-bench") -> Record:
+    n = next(_counter)
+    ref = f"{n:022d}"
+    return Record(
+        service_reference=ref,
+        issuer_id=issuer,
+        schema="au.payslip.v2",
+        issued_at="2026-01-31T00:00:00Z",
+        payslip_non_pii={
+            "pay_period": {"start": "2026-01-01", "end": "2026-01-31", "pay_date": "2026-02-01"},
+            "employer": {"name": "Acme Widgets Pty Ltd", "abn": "51824753556"},
+            "gross": {"amount": 812345, "currency": "AUD"},
+            "net": {"amount": 612345, "currency": "AUD"},
+            "tax": {"amount": 200000, "currency": "AUD"},
+            "superannuation": {"amount": 93420, "fund": "Example Super", "currency": "AUD"},
+            "lines": [
+                {"code": f"L{i}", "description": f"Line item {i}", "amount": 1000 * i}
+                for i in range(12)
+            ],
+            "leave": {"annual_hours": 112.5, "personal_hours": 40.0},
+        },
+        iv=f"iv{n:014d}",
+        tag=f"tag{n:019d}",
+        key_version="kv-00000000-0000-0000-0000-000000000001",
+        fingerprint=f"fp{n:062d}",
+        registered_at="2026-02-01T10:00:00Z",
+    )
+
+
+def timed(fn: Callable[[], object], repeat: int) -> float:
+    """Median seconds per call."""
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def per_call(fn: Callable[[], object], calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:8.2f} ms"
+    return f"{seconds:8.2f} s "
+
+
+def bench_plain_tinydb(base: Path, size: int) -> dict[str, float]:
+    path = base / "plain.json"
+    docs = [{"doc_type": "record", **_doc(make_record())} for _ in range(size)]
+    with TinyDB(path) as db:
+        db.insert_multiple(docs)
+        refs = [d["service_reference"] for d in docs]
+        insert = per_call(lambda: db.insert(_doc(make_record())), 20)
+        batch = timed(lambda: db.insert_multiple([_doc(make_record()) for _ in range(1000)]), 3)
+        q = Query()
+        lookup_field = per_call(lambda: db.get(q.service_reference == random.choice(refs)), 20)
+        lookup_id = per_call(lambda: db.get(doc_id=random.randint(1, size)), 20)
+    return {"insert": insert, "batch": batch, "lookup": lookup_field, "lookup_id": lookup_id}
+
+
+def bench_disk(base: Path) -> dict[str, float]:
+    """What durability alone costs on this disk, and what serialising a batch alone costs: the
+    floor under any store's commit."""
+    path = base / "raw.bin"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    line = b"x" * 1500 + b"\n"
+    big = b"y" * 1_500_000 + b"\n"
+    try:
+        small_sync = per_call(lambda: (os.write(fd, line), os.fdatasync(fd)), 200)
+        big_sync = timed(lambda: (os.write(fd, big), os.fdatasync(fd)), 7)
+    finally:
+        os.close(fd)
+    docs = [_doc(make_record()) for _ in range(1000)]
+    encode = timed(lambda: json.dumps(docs, separators=(",", ":")), 7)
+    return {"small_sync": small_sync, "big_sync": big_sync, "encode": encode}
+
+
+def _doc(record: Record) -> dict[str, object]:
+    return {name: getattr(record, name) for name in Record.__slots__}
+
+
+def batches(n: int, size: int = 1000) -> Iterator[list[Record]]:
+    while n > 0:
+        yield [make_record() for _ in range(min(size, n))]
+        n -= size
+
+
+def bench_store(base: Path, size: int) -> dict[str, float]:
+    directory = base / f"store-{size}"
+    rss_before = rss_mib()
+    store = TinyDBStore(directory, compact_on_close=False)
+    refs: list[str] = []
+    t0 = time.perf_counter()
+    for batch in batches(size):
+        store.add_records(batch)
+        refs += [r.service_reference for r in batch]
+    fill = time.perf_counter() - t0
+    store.storage.wait_for_compaction()
+    gc.collect()
+
+    def single() -> None:
+        [outcome] = store.add_records([make_record()])
+        assert outcome.status is AddStatus.CREATED
+
+    insert = per_call(single, 300)
+    prepared = [[make_record() for _ in range(1000)] for _ in range(7)]
+    batch = timed(lambda: store.add_records(prepared.pop()), 7)
+    sample = random.sample(refs, min(len(refs), 1000))
+    lookups = iter(sample * 20)
+    lookup = per_call(lambda: store.get_record(next(lookups)), 20000)
+    duplicate = per_call(lambda: store.add_records([store.get_record(sample[0])]), 200)  # type: ignore[list-item]
+    compact = timed(store.storage.compact, 1)
+    rss = rss_mib() - rss_before
+    store.close()
+    t0 = time.perf_counter()
+    reopened = TinyDBStore(directory, compact_on_close=False)
+    reopen = time.perf_counter() - t0
+    assert reopened.get_record(refs[-1]) is not None
+    reopened.close()
+    return {
+        "fill": fill,
+        "insert": insert,
+        "batch": batch,
+        "lookup": lookup,
+        "duplicate": duplicate,
+        "compact": compact,
+        "reopen": reopen,
+        "rss_mib": rss,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--big", action="store_true", help="also measure at 100k records")
+    parser.add_argument("--dir", type=Path, default=None, help="where to put the files")
+    args = parser.parse_args()
+    sizes = [1000, 100_000] if args.big else [1000]
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        base = Path(tmp)
+        print(f"files in {base}; record JSON ~{len(str(_doc(make_record())))} bytes")
+        disk = bench_disk(base)
+        print("\nfloor on this machine:")
+        print(f"  append 1.5 KB + fdatasync {fmt(disk['small_sync'])}")
+        print(f"  append 1.5 MB + fdatasync {fmt(disk['big_sync'])}")
+        print(f"  json.dumps 1000 records   {fmt(disk['encode'])}")
+        plain = bench_plain_tinydb(base, 1000)
+        print("\nplain tinydb.TinyDB (JSONStorage), 1k records in the file:")
+        print(f"  single insert           {fmt(plain['insert'])}")
+        print(f"  1000-record batch       {fmt(plain['batch'])}  (insert_multiple)")
+        print(f"  lookup by field         {fmt(plain['lookup'])}")
+        print(f"  lookup by doc_id        {fmt(plain['lookup_id'])}")
+        for size in sizes:
+            r = bench_store(base, size)
+            print(f"\nTinyDBStore with {size:,} records (filled in {r['fill']:.1f} s):")
+            print(
+                f"  single durable insert   {fmt(r['insert'])}"
+                f"  = {r['insert'] / plain['insert']:.4f} x plain insert"
+            )
+            print(
+                f"  1000-record batch       {fmt(r['batch'])}"
+                f"  = {r['batch'] / plain['batch']:.4f} x plain insert_multiple"
+            )
+            print(
+                f"  lookup by reference     {fmt(r['lookup'])}"
+                f"  = {r['lookup'] / plain['lookup']:.6f} x plain lookup by field"
+                f" ({r['lookup'] / plain['lookup_id']:.6f} x by doc_id)"
+            )
+            overhead = r["insert"] - disk["small_sync"]
+            print(
+                f"  store overhead per insert {fmt(overhead)}  (single insert - append/fdatasync)"
+            )
+            print(f"  duplicate resubmission  {fmt(r['duplicate'])}  (no write)")
+            print(f"  compaction              {fmt(r['compact'])}")
+            print(f"  reopen (load + indexes) {fmt(r['reopen'])}")
+            print(f"  peak RSS growth         {r['rss_mib']:8.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
