@@ -8,7 +8,8 @@ Layout of a data directory:
   directory), never rewritten in place, so a crash leaves either the old or the new snapshot.
 - `journal.jsonl`: one header line `{"journal": 1, "base": S}` then one line per commit
   `{"seq": N, "ops": [[table, doc_id, doc or null], ...]}`, appended with a single write and
-  fsynced before the commit is acknowledged. It holds every commit after the snapshot `base`.
+  fsynced before the commit is acknowledged. It holds every commit after the snapshot `base`,
+  preceded by a bounded history of commits the snapshot already contains (see HISTORY_LINES).
   It is never truncated in place except to cut a torn tail (bytes of a write that never
   completed, so never acknowledged); compaction replaces it whole with a new file that still
   holds every line the new snapshot does not contain.
@@ -28,6 +29,7 @@ import fcntl
 import json
 import os
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,11 @@ SNAPSHOT_NAME = "store.json"
 LOCK_NAME = "store.lock"
 META_TABLE = "_meta"
 FORMAT = 1
+HISTORY_LINES = 1000
+HISTORY_BYTES = 4 * 1024 * 1024
+"""A compaction copies up to this many of the last commits it folded in into the new journal
+(with seq <= base, skipped by a fresh open). A process that was idle while others compacted
+more than once can then catch up from the journal instead of re-reading the whole snapshot."""
 FILE_MODE = 0o600
 """The files hold wrapped keys and client secret HMACs: readable by the service user only."""
 
@@ -122,7 +129,7 @@ def _write_all(fd: int, data: bytes) -> None:
 # --- snapshot ----------------------------------------------------------------------------
 
 
-def encode_snapshot(tables: Tables, seq: int, chunk_docs: int = 2000) -> Iterator[bytes]:
+def encode_snapshot(tables: Tables, seq: int, chunk_docs: int = 200) -> Iterator[bytes]:
     """TinyDB-layout JSON in chunks. Each chunk is one short `json.dumps` call, so a background
     compaction gives the GIL back to request threads between chunks instead of holding it for
     the whole 100+ MB. ASCII-only output, so readers with any default encoding parse it."""
@@ -192,7 +199,9 @@ class JournalFile:
             self.offset = len(head)
             """Byte offset just past the last complete, valid line consumed."""
             self.lines = 0
-            """Commit lines consumed from this file."""
+            """Commit lines after `base` consumed from this file (what compaction folds in)."""
+            self.recent: deque[tuple[int, int]] = deque(maxlen=HISTORY_LINES)
+            """(start offset, seq) of the last lines, to carry as history into the next file."""
         except BaseException:
             os.close(self.fd)
             raise
@@ -208,8 +217,10 @@ class JournalFile:
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
-    def read_new(self) -> tuple[list[Entry], bool]:
+    def read_new(self, known_upto: int = 0) -> tuple[list[Entry], bool]:
         """The complete lines after `offset`, parsed, and whether unparsable bytes follow them.
+        Lines numbered `known_upto` or lower (already applied: a new journal's history) are only
+        stepped over, not parsed, so following a compaction elsewhere stays cheap.
 
         Call with the process lock held (shared or exclusive), so no append is in flight: then
         trailing garbage is a torn write. A bad line followed by a good one is corruption."""
@@ -223,19 +234,24 @@ class JournalFile:
             end = data.find(b"\n", pos)
             if end < 0:
                 break
-            try:
-                obj = json.loads(data[pos:end])
-                entry = Entry(int(obj["seq"]), [(o[0], o[1], o[2]) for o in obj["ops"]])
-            except (ValueError, KeyError, TypeError, IndexError):
-                if _has_valid_line(data, end + 1):
-                    raise JournalCorrupt(
-                        f"journal line at byte {self.offset + pos} is damaged"
-                    ) from None
-                break
-            entries.append(entry)
+            seq = _peek_seq(data, pos, end)
+            if seq is None or seq > known_upto:
+                try:
+                    obj = json.loads(data[pos:end])
+                    entry = Entry(int(obj["seq"]), [(o[0], o[1], o[2]) for o in obj["ops"]])
+                except (ValueError, KeyError, TypeError, IndexError):
+                    if _has_valid_line(data, end + 1):
+                        raise JournalCorrupt(
+                            f"journal line at byte {self.offset + pos} is damaged"
+                        ) from None
+                    break
+                entries.append(entry)
+                seq = entry.seq
+            self.recent.append((self.offset + pos, seq))
+            if seq > self.base:
+                self.lines += 1
             pos = end + 1
         self.offset += pos
-        self.lines += len(entries)
         return entries, self.offset < size
 
     def cut_torn_tail(self) -> None:
@@ -245,7 +261,7 @@ class JournalFile:
             os.ftruncate(self.fd, self.offset)
             os.fsync(self.fd)
 
-    def append(self, line: bytes) -> None:
+    def append(self, line: bytes, seq: int) -> None:
         """Append one line and fsync it. On failure, roll the file back to its previous end so no
         other process can ever read a commit this one reports as failed."""
         try:
@@ -256,8 +272,22 @@ class JournalFile:
                 os.ftruncate(self.fd, self.offset)
                 _datasync(self.fd)
             raise
+        self.recent.append((self.offset, seq))
         self.offset += len(line)
         self.lines += 1
+
+    def history_start(self, end: int, max_bytes: int = HISTORY_BYTES) -> int:
+        """Where the history to carry over begins: the start of the oldest recent line that
+        lies before `end` and within `max_bytes` of it (`end` itself when there is none)."""
+        for start, _seq in self.recent:
+            if end - max_bytes <= start < end:
+                return start
+        return end
+
+    def is_line_start(self, offset: int) -> bool:
+        """Whether a commit line starts at `offset` (a cheap guard before copying history)."""
+        head = os.pread(self.fd, 8, offset - 1)
+        return head.startswith(b'\n{"seq":')
 
     def tail_bytes(self, start: int) -> bytes:
         """The valid bytes from `start` to the end of the consumed content (for rotation)."""
@@ -285,6 +315,20 @@ def _read_line(fd: int, offset: int) -> bytes | None:
         end = buf.find(b"\n")
         if end >= 0:
             return buf[: end + 1]
+
+
+def _peek_seq(data: bytes, pos: int, end: int) -> int | None:
+    """The sequence number of a line `encode_entry` wrote (it starts `{"seq":N,`), without
+    parsing the line; None when the line does not look like that."""
+    if not data.startswith(b'{"seq":', pos):
+        return None
+    comma = data.find(b",", pos + 7, min(end, pos + 40))
+    if comma < 0:
+        return None
+    try:
+        return int(data[pos + 7 : comma])
+    except ValueError:
+        return None
 
 
 def _has_valid_line(data: bytes, pos: int) -> bool:

@@ -219,6 +219,8 @@ class JournaledStorage(Storage):
         self._compact_mutex = threading.Lock()
         self._compactor: threading.Thread | None = None
         self._closed = False
+        self._wrote = False
+        self._snapshot_bytes = 0
         self._sig: tuple[int, int, int] = (0, 0, 0)
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -269,14 +271,15 @@ class JournaledStorage(Storage):
         self.transact(diff)
 
     def close(self) -> None:
-        """Finish a running compaction, compact once more (so the next open reads one snapshot
-        and a short journal), release the files. Idempotent."""
+        """Finish a running compaction, compact once more if this instance wrote anything (so
+        the next open reads one snapshot and a short journal; a read-only admin command does not
+        rewrite the server's snapshot), release the files. Idempotent."""
         if self._closed:
             return
         compactor = self._compactor
         if compactor is not None:
             compactor.join()
-        if self.compact_on_close:
+        if self.compact_on_close and (self._wrote or self._over_threshold()):
             try:
                 self.compact()
             except (StoreUnavailable, OSError) as exc:
@@ -336,6 +339,18 @@ class JournaledStorage(Storage):
         journal = self._journal
         return 0 if journal is None else journal.base
 
+    def purged_up_to(self, seq: int) -> bool:
+        """Whether no file holds the state before commit `seq` any more: the snapshot contains
+        it and the journal carries no history."""
+        self.refresh()
+        with self._lock:
+            journal = self._journal
+            return (
+                journal is not None
+                and journal.base >= seq
+                and all(s > journal.base for _, s in journal.recent)
+            )
+
     @property
     def journal_lines(self) -> int:
         """Commit lines in the current journal file (what the next compaction folds in)."""
@@ -369,7 +384,8 @@ class JournaledStorage(Storage):
                         assert journal is not None
                         line = encode_entry(state.seq + 1, tx.ops)
                         journal.cut_torn_tail()
-                        journal.append(line)
+                        journal.append(line, state.seq + 1)
+                        self._wrote = True
                         state.apply(tx.ops, self.key_fields, self._observer)
                         state.seq += 1
                         self._sig = journal.signature()
@@ -410,9 +426,10 @@ class JournaledStorage(Storage):
 
     # --- compaction -------------------------------------------------------------------------
 
-    def compact(self) -> bool:
+    def compact(self, keep_history: bool = True) -> bool:
         """Fold the journal into a new snapshot. False when there was nothing to do or another
-        process compacted meanwhile.
+        process compacted meanwhile. `keep_history=False` carries no already-folded commits into
+        the new journal (for purging destroyed key material from the files).
 
         The snapshot is serialised from a copy of the state taken under the lock, without any
         lock held, so writers keep committing; then, under the exclusive lock, it is renamed into
@@ -432,9 +449,11 @@ class JournaledStorage(Storage):
                         journal.lines == 0
                         and journal.base == state.seq
                         and (self._snapshot_path.exists() or not state.tables)
+                        and (keep_history or not journal.recent)
                     ):
                         return False
-                    seq, start, ino = state.seq, journal.offset, journal.ino
+                    captured, seq, start = journal, state.seq, journal.offset
+                    history = journal.history_start(start) if keep_history else start
                     tables = {name: dict(docs) for name, docs in state.tables.items()}
                 tmp = temp_name(self._snapshot_path)
                 try:
@@ -444,10 +463,16 @@ class JournaledStorage(Storage):
                         self._sync_locked()
                         journal = self._journal
                         assert journal is not None
-                        if journal.ino != ino:
-                            return False  # another process compacted; ours may be older
+                        if journal is not captured:
+                            # Switched files: another process compacted (ours may be older).
+                            # Compare objects, not inode numbers: once we closed the captured
+                            # file, its inode number may already belong to a newer journal.
+                            return False
+                        if not journal.is_line_start(history):
+                            history = start
                         replace_durably(tmp, self._snapshot_path)
-                        JournalFile.create(self._journal_path, seq, journal.tail_bytes(start))
+                        self._snapshot_bytes = os.stat(self._snapshot_path).st_size
+                        JournalFile.create(self._journal_path, seq, journal.tail_bytes(history))
                         self._sync_locked()  # switch to the new journal file
                         return True
                 finally:
@@ -461,11 +486,19 @@ class JournaledStorage(Storage):
         if compactor is not None:
             compactor.join()
 
-    def _maybe_compact(self) -> None:
+    def _over_threshold(self) -> bool:
+        """Compaction is due after `compact_lines` commits, or once the journal outgrows both
+        `compact_bytes` and the snapshot: rewriting the snapshot then costs at most as much as
+        what was written since, so write amplification stays bounded at any size."""
         journal = self._journal
-        if journal is None or (
-            journal.lines < self.compact_lines and journal.offset < self.compact_bytes
-        ):
+        if journal is None:
+            return False
+        return journal.lines >= self.compact_lines or journal.offset >= max(
+            self.compact_bytes, self._snapshot_bytes
+        )
+
+    def _maybe_compact(self) -> None:
+        if not self._over_threshold():
             return
         if not self.background_compaction:
             self.compact()
@@ -495,18 +528,24 @@ class JournaledStorage(Storage):
             assert journal is not None
             if st.st_ino != journal.ino:
                 # Compacted by another process: drain what we had not seen from the old file
-                # (still readable through our descriptor), then continue in the new one.
-                self._apply_entries(journal.read_new()[0])
+                # (still readable through our descriptor), then continue in the new one, whose
+                # history covers a few compactions we may have missed entirely.
+                self._apply_entries(journal.read_new(self._state.seq)[0])
                 new = JournalFile(self._journal_path)
-                if new.base > self._state.seq:
+                try:
+                    self._apply_entries(new.read_new(self._state.seq)[0])
+                    if self._state.seq < new.base:
+                        raise _Gap
+                except BaseException:
                     new.close()
-                    raise _Gap
+                    raise
                 journal.close()
                 self._journal = journal = new
+                self._snapshot_bytes = _size(self._snapshot_path)
                 st = os.fstat(journal.fd)
             if st.st_size < journal.offset:
                 raise _Gap  # shrunk under us: only a full reload is trustworthy
-            self._apply_entries(journal.read_new()[0])
+            self._apply_entries(journal.read_new(self._state.seq)[0])
             self._sig = (st.st_ino, st.st_size, st.st_mtime_ns)
         except _Gap:
             self._reload_locked()
@@ -536,7 +575,7 @@ class JournaledStorage(Storage):
                     )
                 state = _State(tables, seq, self.key_fields)
                 with self._plock.hold(exclusive=False):
-                    entries, _torn = journal.read_new()
+                    entries, _torn = journal.read_new(seq)
                     st = os.fstat(journal.fd)
                 for entry in entries:
                     if entry.seq <= state.seq:
@@ -552,6 +591,7 @@ class JournaledStorage(Storage):
                 journal.close()
                 continue  # compacted while we read; the new pair is consistent, read it
             old = self._journal
+            self._snapshot_bytes = _size(self._snapshot_path)
             self._observer.reset(state.tables)
             self._state = state
             self._journal = journal
@@ -560,6 +600,13 @@ class JournaledStorage(Storage):
                 old.close()
             return
         raise StoreUnavailable("the store kept being compacted while loading it")
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 class JournaledTable(Table):
@@ -866,10 +913,9 @@ class TinyDBStore:
         target = self.storage.seq
         self.storage.wait_for_compaction()
         for _attempt in range(3):
-            if self.storage.compact():
+            self.storage.compact(keep_history=False)
+            if self.storage.purged_up_to(target):
                 return
-            if self.storage.compacted_seq >= target:
-                return  # another process's compaction already folded the retirement in
         log.warning("could not compact after retiring a key; old material stays in the journal")
 
     # --- settings -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import IO
@@ -20,6 +20,7 @@ from typing import IO
 import pytest
 from tinydb import Query, TinyDB
 
+from service.storage import tinydb_store
 from service.storage.journal import JOURNAL_NAME, SNAPSHOT_NAME
 from service.storage.port import AddStatus, Issuer, Store, StoreUnavailable
 from service.storage.tinydb_store import TinyDBStore
@@ -227,34 +228,79 @@ def test_follows_repeated_compactions_by_another_instance(tmp_path: Path) -> Non
         b.close()
 
 
-def test_instance_that_missed_compactions_reloads(tmp_path: Path) -> None:
-    """An instance that was idle while another compacted twice cannot drain the lost journal;
-    it must notice the gap and reload from the snapshot."""
+@pytest.mark.parametrize("keep_history", [True, False])
+def test_instance_that_missed_compactions_catches_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_history: bool
+) -> None:
+    """An instance idle while another compacted twice cannot drain the journal it never saw.
+    The history carried into each new journal lets it catch up without re-reading the snapshot;
+    without history it notices the gap and reloads."""
     idle = TinyDBStore(tmp_path, compact_on_close=False)
     busy = TinyDBStore(tmp_path)
+    reloads = []
+    original = idle.storage._reload_locked
+    monkeypatch.setattr(idle.storage, "_reload_locked", lambda: (reloads.append(1), original()))
     try:
         busy.add_records([make_record("a")])
-        assert busy.storage.compact()
+        assert busy.storage.compact(keep_history=keep_history)
         busy.add_records([make_record("b")])
-        assert busy.storage.compact()
+        assert busy.storage.compact(keep_history=keep_history)
         busy.add_records([make_record("c")])
         assert idle.get_record("a") == make_record("a")
         assert idle.get_record("c") == make_record("c")
         assert idle.counts().records_by_issuer == {ISSUER_A: 3}
+        assert len(reloads) == (0 if keep_history else 1)
+        idle.add_records([make_record("d")])
+        assert busy.get_record("d") == make_record("d")
     finally:
         busy.close()
         idle.close()
+
+
+def test_compaction_overtaken_by_another_process_backs_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While A serialises its snapshot, B compacts twice and A follows B (closing the journal A
+    captured, whose inode number the filesystem may hand to B's next journal). A must notice
+    and drop its stale snapshot instead of copying history from the wrong file."""
+    a = TinyDBStore(tmp_path, compact_on_close=False)
+    b = TinyDBStore(tmp_path, compact_on_close=False)
+    for i in range(20):
+        a.add_records([make_record(f"a{i}")])
+    real_write = tinydb_store.write_file_durably
+    calls = []
+
+    def interfere(path: Path, chunks: Iterable[bytes]) -> None:
+        if not calls:
+            calls.append(path)
+            for round_ in range(3):
+                b.add_records([make_record(f"b{round_}")])
+                assert b.storage.compact()
+                assert a.get_record(f"b{round_}") is not None  # A follows, closing old files
+        real_write(path, chunks)
+
+    monkeypatch.setattr(tinydb_store, "write_file_durably", interfere)
+    assert a.storage.compact() is False
+    monkeypatch.undo()
+    a.add_records([make_record("after")])
+    assert b.get_record("after") == make_record("after")
+    a.close()
+    b.close()
+    with TinyDBStore(tmp_path) as fresh:
+        assert fresh.counts().records_by_issuer == {ISSUER_A: 24}
+    for line in (tmp_path / JOURNAL_NAME).read_bytes().splitlines():
+        json.loads(line)
 
 
 def test_compaction_preserves_data_and_shrinks_the_journal(tmp_path: Path) -> None:
     store = TinyDBStore(tmp_path, compact_on_close=False)
     fill(store)
     journal = tmp_path / JOURNAL_NAME
-    before = journal.stat().st_size
     assert store.storage.compact() is True
     assert store.storage.compact() is False  # nothing new
-    assert journal.stat().st_size < before
     assert store.storage.journal_lines == 0
+    assert store.storage.compact(keep_history=False) is True
+    assert len(journal.read_bytes().splitlines()) == 1  # just the header
     assert_filled(store)
     store.close()
     with TinyDBStore(tmp_path) as again:
