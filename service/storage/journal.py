@@ -54,8 +54,9 @@ Op = tuple[str, str, Doc | None]
 
 
 class JournalCorrupt(Exception):
-    """A complete journal line in the middle of the file does not parse: not a torn write, so the
-    store refuses to guess (silently skipping it could drop acknowledged commits)."""
+    """The files are damaged in a way no crash of this code can cause (a bad line in the middle
+    of the journal, an unreadable snapshot or header): the store refuses to guess, since
+    skipping data could drop acknowledged commits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +157,12 @@ def read_snapshot(path: Path) -> tuple[Tables, int]:
         return {}, 0
     if not raw.strip():
         return {}, 0
-    data = json.loads(raw)
-    meta = data.pop(META_TABLE, {}).get("1", {})
-    seq = int(meta.get("seq", 0))
+    try:
+        data = json.loads(raw)
+        meta = data.pop(META_TABLE, {}).get("1", {})
+        seq = int(meta.get("seq", 0))
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise JournalCorrupt(f"{path}: unreadable snapshot") from exc
     return data, seq
 
 
@@ -192,10 +196,14 @@ class JournalFile:
             head = _read_line(self.fd, 0)
             if head is None:
                 raise JournalCorrupt(f"{path}: missing journal header")
-            header = json.loads(head)
-            if header.get("journal") != FORMAT:
+            try:
+                header = json.loads(head)
+                fmt, base = header.get("journal"), int(header["base"])
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise JournalCorrupt(f"{path}: unreadable journal header") from exc
+            if fmt != FORMAT:
                 raise JournalCorrupt(f"{path}: unknown journal format {header!r}")
-            self.base: int = int(header["base"])
+            self.base: int = base
             self.offset = len(head)
             """Byte offset just past the last complete, valid line consumed."""
             self.lines = 0

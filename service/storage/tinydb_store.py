@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import operator
 import os
 import threading
 from collections import Counter
@@ -105,10 +106,12 @@ class _State:
                 self._bump(name, doc_id)
 
     def _bump(self, table: str, doc_id: str) -> None:
-        with contextlib.suppress(ValueError):
+        try:
             n = int(doc_id) + 1
-            if n > self.next_ids.get(table, 1):
-                self.next_ids[table] = n
+        except ValueError:
+            return  # not a TinyDB integer id (written by other tooling): no id to reserve
+        if n > self.next_ids.get(table, 1):
+            self.next_ids[table] = n
 
     def apply(self, ops: Iterable[Op], key_fields: Mapping[str, str], observer: Observer) -> None:
         """Apply committed operations. The document is stored before the index points to it, so
@@ -652,13 +655,14 @@ KEY_FIELDS: Mapping[str, str] = {
 }
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(Record))
+_record_values = operator.attrgetter(*_RECORD_FIELDS)
 
 
 def _record_doc(record: Record) -> Doc:
     """A shallow dict of the record: `dataclasses.asdict` deep-copies (25 ms per 1000 records,
     more than the whole durable commit); the nested `payslip_non_pii` is shared with a frozen
     Record, which nobody mutates."""
-    return {name: getattr(record, name) for name in _RECORD_FIELDS}
+    return dict(zip(_RECORD_FIELDS, _record_values(record), strict=True))
 
 
 def _build(cls: Callable[..., T], doc: Doc) -> T:
