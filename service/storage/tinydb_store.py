@@ -770,7 +770,12 @@ class TinyDBStore:
             for record in records:
                 existing = tx.get("records", record.service_reference)
                 if existing is not None:
-                    if existing["fingerprint"] == record.fingerprint:
+                    # Equal content under another issuer's reference is still a CONFLICT:
+                    # an outcome never carries another issuer's record.
+                    if (
+                        existing["fingerprint"] == record.fingerprint
+                        and existing["issuer_id"] == record.issuer_id
+                    ):
                         outcomes.append(AddOutcome(AddStatus.DUPLICATE, _build(Record, existing)))
                     else:
                         outcomes.append(AddOutcome(AddStatus.CONFLICT))

@@ -149,6 +149,21 @@ class StoreContract:
         assert outcome.status is AddStatus.CONFLICT
         assert outcome.record is None
 
+    def test_other_issuers_reference_with_equal_fingerprint_is_a_conflict(
+        self, store: Store
+    ) -> None:
+        """A DUPLICATE carries the stored record, and AddOutcome never carries another issuer's:
+        so the same content under another issuer's reference is a CONFLICT."""
+        store.add_records([make_record("ref-1", issuer=ISSUER_A)])
+        [outcome] = store.add_records([make_record("ref-1", issuer=ISSUER_B)])
+        assert outcome.status is AddStatus.CONFLICT
+        assert outcome.record is None
+        outcomes = store.add_records(
+            [make_record("ref-2", issuer=ISSUER_A), make_record("ref-2", issuer=ISSUER_B)]
+        )
+        assert [o.status for o in outcomes] == [AddStatus.CREATED, AddStatus.CONFLICT]
+        assert outcomes[1].record is None
+
     def test_iv_reused_same_issuer(self, store: Store) -> None:
         store.add_records([make_record("ref-1", iv="iv-shared")])
         [outcome] = store.add_records([make_record("ref-2", iv="iv-shared")])
