@@ -209,6 +209,48 @@ def test_second_instance_sees_changes_without_restart(tmp_path: Path) -> None:
         server.close()
 
 
+def run_other_process(data_dir: Path, code: str) -> str:
+    """Run `code` with `store` open on `data_dir` in a separate Python process (like the CLI)."""
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from service.storage.tinydb_store import TinyDBStore\n"
+        "from tests.service.store_contract import make_client, make_record\n"
+        "store = TinyDBStore(Path(sys.argv[1]))\n" + textwrap.dedent(code) + "\nstore.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(data_dir)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_another_process_writes_are_seen(tmp_path: Path) -> None:
+    server = TinyDBStore(tmp_path)
+    try:
+        server.add_records([make_record("r1", iv="iv-1")])
+        out = run_other_process(
+            tmp_path,
+            """
+            print(store.get_record("r1").iv)
+            store.add_client(make_client("cl-cli"))
+            print(store.add_records([make_record("r2", iv="iv-1")])[0].status.value)
+            """,
+        )
+        assert out.split() == ["iv-1", "iv_reused"]
+        assert server.get_client("cl-cli") == make_client("cl-cli")
+        server.set_client_disabled("cl-cli", True)
+        out = run_other_process(tmp_path, 'print(store.get_client("cl-cli").disabled)')
+        assert out.strip() == "True"
+    finally:
+        server.close()
+
+
 def test_follows_repeated_compactions_by_another_instance(tmp_path: Path) -> None:
     a = TinyDBStore(tmp_path, compact_lines=2)
     b = TinyDBStore(tmp_path, compact_lines=2)
