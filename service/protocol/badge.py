@@ -1,0 +1,120 @@
+"""The QR badge (PROTOCOL §3): a two-segment QR of the v2 scan URL, rendered the same everywhere.
+
+The service (registerAndBuildBarcode) and the issuer library call the same function, so a badge
+made locally and one returned by the service for the same record are pixel-identical. The error
+correction level is chosen for the 720 px badge and reused at every width, so every size carries
+the same symbol. Output is a 1-bit PNG with no metadata: deterministic bytes, and stored
+losslessly when stamped into a PDF.
+"""
+
+from __future__ import annotations
+
+import io
+
+import segno
+from PIL import Image, ImageDraw, ImageFont
+
+WIDTHS = (480, 720, 960, 1440)
+REFERENCE_WIDTH = 720
+MIN_MODULE_PX = 3.0
+QUIET_ZONE = 4
+CAPTION = "Scan to verify this payslip"
+
+
+class BadgeError(ValueError):
+    """The payload cannot be drawn as a readable badge. The message never quotes the payload."""
+
+
+def _split(scan_url: str) -> tuple[str, str]:
+    prefix, marker, b32 = scan_url.partition("#2.")
+    if not marker or not b32:
+        raise BadgeError("not a version 2 scan URL")
+    return prefix + marker, b32
+
+
+def _make(prefix: str, b32: str, level: str) -> segno.QRCode | None:
+    try:
+        return segno.make(
+            [(prefix, segno.consts.MODE_BYTE), (b32, segno.consts.MODE_ALPHANUMERIC)],
+            error=level,
+            boost_error=False,
+            micro=False,
+        )
+    except segno.DataOverflowError:
+        return None
+
+
+def module_px(qr: segno.QRCode, width: int = REFERENCE_WIDTH) -> float:
+    modules = qr.symbol_size(border=0)[0]
+    return width / (modules + 2 * QUIET_ZONE)
+
+
+def choose_error_level(prefix: str, b32: str) -> str:
+    """M when every module is then >= 3 px wide at 720 px, else L; else the data cannot fit."""
+    return _symbol(prefix, b32)[0]
+
+
+def _symbol(prefix: str, b32: str) -> tuple[str, segno.QRCode]:
+    for level in ("M", "L"):
+        qr = _make(prefix, b32, level)
+        if qr is not None and module_px(qr) >= MIN_MODULE_PX:
+            return level, qr
+    raise BadgeError(
+        "the encrypted data is too large for a readable badge (it needs modules under 3 px at "
+        "720 px); shorten the personal data"
+    )
+
+
+def _matrix(scan_url: str) -> list[list[bool]]:
+    prefix, b32 = _split(scan_url)
+    _, qr = _symbol(prefix, b32)
+    return [[bool(cell) for cell in row] for row in qr.matrix]
+
+
+def _caption(reference: str) -> str:
+    return f"{CAPTION} · Ref {reference}" if reference else CAPTION
+
+
+def _reference_of(scan_url: str) -> str:
+    path = scan_url.split("#", 1)[0]
+    return path.rsplit("/v/", 1)[-1] if "/v/" in path else ""
+
+
+def render_badge_png(scan_url: str, width: int = REFERENCE_WIDTH) -> bytes:
+    if width not in WIDTHS:
+        raise BadgeError(f"badge width must be one of {', '.join(map(str, WIDTHS))} px")
+    matrix = _matrix(scan_url)
+    modules = len(matrix)
+    scale = max(1, width // (modules + 2 * QUIET_ZONE))
+    offset = (width - scale * modules) // 2
+    band = max(28, width // 14)
+    image = Image.new("1", (width, width + band), 1)
+    cells = bytes(0 if dark else 255 for row in matrix for dark in row)
+    symbol = Image.frombytes("L", (modules, modules), cells).convert("1")
+    image.paste(symbol.resize((modules * scale,) * 2, Image.Resampling.NEAREST), (offset, offset))
+    draw = ImageDraw.Draw(image)
+    text = _caption(_reference_of(scan_url))
+    size = max(12, band // 2)
+    while True:
+        font = ImageFont.load_default(size=size)
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+        if right - left <= width * 0.92 or size <= 8:
+            break
+        size -= 1
+    draw.text(
+        ((width - (right - left)) // 2 - left, width + (band - (bottom - top)) // 2 - top),
+        text,
+        fill=0,
+        font=font,
+    )
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def render_badge_svg(scan_url: str) -> str:
+    prefix, b32 = _split(scan_url)
+    _, qr = _symbol(prefix, b32)
+    out = io.BytesIO()
+    qr.save(out, kind="svg", border=QUIET_ZONE, scale=4, xmldecl=False, svgns=True)
+    return out.getvalue().decode("utf-8")
