@@ -34,7 +34,7 @@ def _split(scan_url: str) -> tuple[str, str]:
 
 def _make(prefix: str, b32: str, level: str) -> segno.QRCode | None:
     try:
-        return segno.make(
+        return segno.make(  # type: ignore[arg-type]  # segno accepts (text, mode) segments
             [(prefix, segno.consts.MODE_BYTE), (b32, segno.consts.MODE_ALPHANUMERIC)],
             error=level,
             boost_error=False,
