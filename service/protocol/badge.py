@@ -10,6 +10,7 @@ losslessly when stamped into a PDF.
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import segno
 from PIL import Image, ImageDraw, ImageFont
@@ -34,8 +35,9 @@ def _split(scan_url: str) -> tuple[str, str]:
 
 def _make(prefix: str, b32: str, level: str) -> segno.QRCode | None:
     try:
-        return segno.make(  # type: ignore[arg-type]  # segno accepts (text, mode) segments
-            [(prefix, segno.consts.MODE_BYTE), (b32, segno.consts.MODE_ALPHANUMERIC)],
+        segments: Any = [(prefix, segno.consts.MODE_BYTE), (b32, segno.consts.MODE_ALPHANUMERIC)]
+        return segno.make(  # segno accepts (text, mode) segments; its stubs say otherwise
+            segments,
             error=level,
             boost_error=False,
             micro=False,
