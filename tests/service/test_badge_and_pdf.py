@@ -1,4 +1,4 @@
-"""Badges decode to the exact scan URL at every size; PDFs carry the payload and a lossless badge."""
+"""Badges decode to the exact scan URL at every size; PDFs carry the payload and a clean badge."""
 
 from __future__ import annotations
 
