@@ -1,0 +1,1 @@
+"""Payloads from files and typed text: PDFs, PNG/JPEG images and raw barcode text (no Qt)."""
