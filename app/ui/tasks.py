@@ -17,7 +17,11 @@ log = logging.getLogger("app.tasks")
 
 
 class _Relay(QObject):
-    """Carries one job's outcome back; emitted from the worker thread, received on the GUI's."""
+    """Carries one job's outcome back; emitted from the worker thread, received on the GUI's.
+
+    Values travel wrapped in a one-element list: PySide6 mis-counts references to a bare None
+    sent through a queued `Signal(object)` and eventually aborts with "deallocating None".
+    """
 
     done = Signal(object)
     failed = Signal(object)
@@ -26,6 +30,9 @@ class _Relay(QObject):
 class _Job(QRunnable):
     def __init__(self, fn: Callable[[], Any], relay: _Relay) -> None:
         super().__init__()
+        # Python owns the job (kept in TaskRunner._jobs until it reports back); letting the pool
+        # delete it from C++ while the wrapper lives crashes PySide6.
+        self.setAutoDelete(False)
         self._fn = fn
         self._relay = relay
 
@@ -33,9 +40,9 @@ class _Job(QRunnable):
         try:
             value = self._fn()
         except Exception as exc:  # delivered to the caller's error slot, never lost
-            self._relay.failed.emit(exc)
+            self._relay.failed.emit([exc])
         else:
-            self._relay.done.emit(value)
+            self._relay.done.emit([value])
 
 
 class TaskRunner(QObject):
@@ -46,6 +53,7 @@ class TaskRunner(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(max_threads)
         self._relays: set[_Relay] = set()
+        self._jobs: dict[_Relay, _Job] = {}
 
     @property
     def active(self) -> int:
@@ -61,12 +69,15 @@ class TaskRunner(QObject):
         relay.moveToThread(self.thread())
         self._relays.add(relay)
 
-        def finish(value: Any) -> None:
+        def finish(boxed: list[Any]) -> None:
             self._relays.discard(relay)
-            on_done(value)
+            self._jobs.pop(relay, None)
+            on_done(boxed[0])
 
-        def fail(exc: Exception) -> None:
+        def fail(boxed: list[Exception]) -> None:
+            exc = boxed[0]
             self._relays.discard(relay)
+            self._jobs.pop(relay, None)
             if on_error is not None:
                 on_error(exc)
             else:
@@ -74,7 +85,9 @@ class TaskRunner(QObject):
 
         relay.done.connect(finish)
         relay.failed.connect(fail)
-        self._pool.start(_Job(fn, relay))
+        job = _Job(fn, relay)
+        self._jobs[relay] = job
+        self._pool.start(job)
 
     def wait(self, msecs: int = 30000) -> bool:
         return bool(self._pool.waitForDone(msecs))
