@@ -1,0 +1,122 @@
+"""`python -m app verify`, `--self-test` and `--version` as a support person would run them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.context import AppContext
+from service.protocol.badge import render_badge_png
+from service.protocol.encoding import base32_decode, base32_encode
+from service.protocol.pdf_metadata import write_payload_metadata
+from service.protocol.pdf_stamp import stamp_badge
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(args: list[str], env_extra: dict[str, str] | None = None, stdin: str | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args], capture_output=True, text=True, env=env,
+        cwd=ROOT, timeout=120, input=stdin,
+    )
+
+
+def _remote(ctx: AppContext) -> list[str]:
+    assert ctx.demo is not None
+    return ["--service-url", ctx.service_url, "--client-id", ctx.demo.verifier["client_id"],
+            "--client-secret", ctx.demo.verifier["client_secret"]]
+
+
+def _blank_pdf() -> bytes:
+    from app.self_test import blank_pdf
+
+    return blank_pdf()
+
+
+def test_version() -> None:
+    out = _run(["--version"])
+    assert out.returncode == 0
+    assert "Payslip Verify 0.1.0" in out.stdout
+
+
+def test_verify_text_image_and_pdf_exit_zero(demo_context: AppContext, tmp_path: Path) -> None:
+    assert demo_context.demo is not None
+    sample = demo_context.demo.samples[0]
+    image = tmp_path / "badge.png"
+    image.write_bytes(render_badge_png(sample.scan_url))
+    pdf = tmp_path / "payslip.pdf"
+    pdf.write_bytes(stamp_badge(_blank_pdf(), render_badge_png(sample.scan_url), sample.payload))
+    for arg in (sample.payload, str(image), str(pdf)):
+        out = _run(["verify", arg, "--json", *_remote(demo_context)])
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert result["verified"] is True
+        assert result["service_reference"] == sample.service_reference
+    out = _run(["verify", "-", *_remote(demo_context)], stdin=sample.scan_url + "\n")
+    assert out.returncode == 0
+    assert "VERIFIED" in out.stdout and "Demo Payroll Pty Ltd" in out.stdout
+    assert "12345678" not in out.stdout  # the account is masked in the summary
+
+
+def test_credentials_from_the_environment(demo_context: AppContext) -> None:
+    assert demo_context.demo is not None
+    sample = demo_context.demo.samples[0]
+    env = {"PAYSLIP_CLIENT_ID": demo_context.demo.verifier["client_id"],
+           "PAYSLIP_CLIENT_SECRET": demo_context.demo.verifier["client_secret"]}
+    out = _run(["verify", sample.payload, "--service-url", demo_context.service_url], env)
+    assert out.returncode == 0, out.stderr
+
+
+def test_revoked_exits_one(demo_context: AppContext) -> None:
+    assert demo_context.demo is not None
+    revoked = next(s for s in demo_context.demo.samples if s.revoked)
+    out = _run(["verify", revoked.payload, "--json", *_remote(demo_context)])
+    assert out.returncode == 1
+    assert json.loads(out.stdout)["payslip"]["status"] == "revoked"
+
+
+def test_disagreeing_pdf_exits_one_with_both_results(
+    demo_context: AppContext, tmp_path: Path
+) -> None:
+    assert demo_context.demo is not None
+    first, second = demo_context.demo.samples[0], demo_context.demo.samples[1]
+    stamped = stamp_badge(_blank_pdf(), render_badge_png(second.scan_url), second.payload)
+    pdf = tmp_path / "tampered.pdf"
+    pdf.write_bytes(write_payload_metadata(stamped, first.payload))
+    out = _run(["verify", str(pdf), "--json", *_remote(demo_context)])
+    assert out.returncode == 1, out.stderr
+    body = json.loads(out.stdout)
+    assert body["verified"] is False and body["reason"] == "CONFLICTING_CODES"
+    refs = {r["service_reference"] for r in body["results"]}
+    assert refs == {first.service_reference, second.service_reference}
+
+
+@pytest.mark.parametrize("kind", ["tampered", "unknown", "garbage"])
+def test_errors_exit_two_with_the_code_on_stderr(demo_context: AppContext, kind: str) -> None:
+    assert demo_context.demo is not None
+    sample = demo_context.demo.samples[0]
+    _, ref, b32 = sample.payload.split("|")
+    if kind == "tampered":
+        data = bytearray(base32_decode(b32))
+        data[0] ^= 1
+        payload, code = f"2|{ref}|{base32_encode(bytes(data))}", "DECRYPTION_FAILED"
+    elif kind == "unknown":
+        payload, code = f"2|{'A' * 22}|{b32}", "SERVICE_REFERENCE_NOT_FOUND"
+    else:
+        payload, code = "hello world", "INPUT_UNREADABLE"
+    out = _run(["verify", payload, *_remote(demo_context)])
+    assert out.returncode == 2
+    assert out.stderr.startswith(code)
+
+
+def test_self_test_passes() -> None:
+    out = _run(["--self-test"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "PASS  badge image" in out.stdout and "PASS  stamped PDF" in out.stdout
