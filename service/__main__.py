@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -110,6 +111,8 @@ def _serve(args: argparse.Namespace) -> int:
         running = start(data_dir_or_default(args.data_dir), args.host, args.port, **options)
     if running.demo is not None:
         _print({"demo": running.demo.as_dict()})
+    gc.collect()
+    gc.freeze()  # the store's in-memory indexes are long-lived: keep full GC passes short
     print(f"listening on {running.url}", flush=True)
     try:
         running.server.run()
