@@ -1,0 +1,188 @@
+"""`python -m app issue-run FILE --out DIR`: issue a whole pay run from the terminal.
+
+    python -m app issue-run payrun.csv --out OUT [--pdf-dir DIR] [--schema S] [--batch-size N]
+        (--demo | --service-url URL --client-id ID [--client-secret S] [--encryption-key K]
+                  [--key-version KV] [--auth-url U] [--issuer-url U] [--scan-base U])
+
+Secrets are better passed in the environment than on the command line (other users can see a
+process's arguments): PAYSLIP_CLIENT_SECRET and PAYSLIP_ENCRYPTION_KEY are read when the options
+are absent. Progress goes to stderr (one line per batch, or a live line on a terminal); the
+summary to stdout. Exit codes: 0 every row registered; 1 some rows rejected or refused (see
+results.csv); 2 the run could not start (bad options, unreadable file, output folder unwritable);
+3 the run stopped part way (network, credentials) and can be resumed with the same --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from app.api_client import ApiClient
+from app.issuer.journal import JournalError
+from app.issuer.output import OutputError
+from app.issuer.payrun import PayrunFileError
+from app.issuer.records import IssuerKey
+from app.issuer.runner import MAX_BATCH, PayRun, Progress, RunInterrupted, RunSettings
+from app.issuer.sealing import EncryptionKeyError, decode_key
+from service.protocol.schemas import PAYSLIP_SCHEMAS
+
+EXIT_OK, EXIT_ROWS, EXIT_START, EXIT_STOPPED = 0, 1, 2, 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m app issue-run",
+        description="Register a pay run and write one badge per payslip (see docs/issuer.md).",
+    )
+    parser.add_argument("file", type=Path, help="the pay run: .csv, .json or .jsonl")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
+    parser.add_argument("--pdf-dir", type=Path, help="folder of the employees' payslip PDFs")
+    parser.add_argument("--schema", choices=sorted(PAYSLIP_SCHEMAS), help="default schema")
+    parser.add_argument("--batch-size", type=int, default=MAX_BATCH, help="1 to 1000")
+    parser.add_argument("--workers", type=int, help="badge worker processes (default: CPUs)")
+    parser.add_argument("--demo", action="store_true", help="use a temporary demo service")
+    parser.add_argument("--service-url", help="the service's base URL")
+    parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
+    parser.add_argument("--issuer-url", help="the Issuer API's base URL, when elsewhere")
+    parser.add_argument("--scan-base", help="the verifier's public URL badges point to")
+    parser.add_argument("--client-id")
+    parser.add_argument("--client-secret", help="or PAYSLIP_CLIENT_SECRET")
+    parser.add_argument("--encryption-key", help="base64url, or PAYSLIP_ENCRYPTION_KEY")
+    parser.add_argument("--key-version", help="pin records to this key version")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    return parser
+
+
+class _Printer:
+    """Terminal progress: a live line on a TTY, else one line per batch (logs stay readable)."""
+
+    def __init__(self, stream: TextIO, quiet: bool) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self.live = stream.isatty()
+        self._last = ""
+
+    def progress(self, progress: Progress) -> None:
+        if self.quiet or not self.live:
+            return
+        total = f"/{progress.total}" if progress.total else ""
+        line = (
+            f"\r{progress.rows}{total} rows  {progress.registered} registered  "
+            f"{progress.rejected} rejected  {progress.errors} refused  [{progress.phase}]"
+        )
+        if line != self._last:
+            self.stream.write(line.ljust(78))
+            self.stream.flush()
+            self._last = line
+
+    def batch(self, number: int, progress: Progress) -> None:
+        if self.quiet:
+            return
+        if self.live:
+            self.stream.write("\n")
+        self.stream.write(f"batch {number} registered ({progress.batches} so far)\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.live and not self.quiet and self._last:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _fail(message: str, code: int = EXIT_START) -> int:
+    print(f"issue-run: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    if not 1 <= args.batch_size <= MAX_BATCH:
+        return _fail(f"--batch-size must be 1 to {MAX_BATCH}")
+    if args.pdf_dir is not None and not args.pdf_dir.is_dir():
+        return _fail(f"--pdf-dir {args.pdf_dir} is not a folder")
+    running = None
+    try:
+        if args.demo:
+            from service.server import start_demo
+
+            running = start_demo()
+            assert running.demo is not None
+            info = running.demo.issuer
+            url = running.url
+            client = ApiClient(
+                url, info["client_id"], info["client_secret"], issuer_url=url, deadline=60.0
+            )
+            key = IssuerKey.from_info(info)
+            scan_base = args.scan_base or running.config.scan_base
+            print(
+                "issue-run: using a temporary demo service; its records vanish when this "
+                "command ends",
+                file=sys.stderr,
+            )
+        else:
+            secret = args.client_secret or os.environ.get("PAYSLIP_CLIENT_SECRET", "")
+            key_text = args.encryption_key or os.environ.get("PAYSLIP_ENCRYPTION_KEY", "")
+            if not (args.service_url and args.client_id and secret and key_text):
+                return _fail(
+                    "give --demo, or --service-url, --client-id, a client secret and an "
+                    "encryption key (options or PAYSLIP_CLIENT_SECRET / PAYSLIP_ENCRYPTION_KEY)"
+                )
+            try:
+                key = IssuerKey(decode_key(key_text), args.key_version)
+            except (EncryptionKeyError, UnicodeEncodeError):
+                return _fail("the encryption key is not 32 bytes of base64url text")
+            issuer_url = args.issuer_url or args.service_url
+            client = ApiClient(
+                args.auth_url or issuer_url,
+                args.client_id,
+                secret,
+                issuer_url=issuer_url,
+                deadline=60.0,
+            )
+            scan_base = args.scan_base or args.service_url
+        settings = RunSettings(
+            source=args.file,
+            out_dir=args.out,
+            pdf_dir=args.pdf_dir,
+            default_schema=args.schema,
+            batch_size=args.batch_size,
+            workers=args.workers,
+        )
+        printer = _Printer(sys.stderr, args.quiet)
+        run = PayRun(
+            client,
+            key,
+            scan_base,
+            settings,
+            on_progress=printer.progress,
+            on_batch_registered=printer.batch,
+        )
+        try:
+            summary = run.run()
+        except RunInterrupted as exc:
+            printer.done()
+            return _fail(str(exc), EXIT_STOPPED)
+        except (PayrunFileError, OutputError, JournalError) as exc:
+            printer.done()
+            return _fail(str(exc))
+        finally:
+            client.close()
+        printer.done()
+        p = summary.progress
+        resumed = " (resumed an interrupted run)" if summary.resumed else ""
+        print(
+            f"{p.rows} rows: {p.created} created, {p.duplicate} already registered, "
+            f"{p.errors} refused by the service, {p.rejected} rejected before sending"
+            f"{resumed}; {p.rows / summary.seconds if summary.seconds else 0:.0f} rows/s"
+        )
+        print(f"results: {summary.results_csv}")
+        return EXIT_OK if summary.clean else EXIT_ROWS
+    except KeyboardInterrupt:
+        return _fail("interrupted; run again with the same --out to resume", EXIT_STOPPED)
+    finally:
+        if running is not None:
+            running.stop()

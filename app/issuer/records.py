@@ -1,0 +1,284 @@
+"""Registration bodies, local validation, and issuing one payslip either way.
+
+Two ways to issue (spec "Guidance on choosing"):
+
+* self-managed: the issuer encrypts, registers the non-PII part with its own reference
+  (registerNonPII) and renders the badge itself. The reference and the sealed PII are made once,
+  before the first attempt (`prepare_self_managed`), and kept until the service has answered, so
+  any resend is the same content and is answered `duplicate`, never a second record.
+* service-managed: the issuer encrypts and sends the ciphertext (registerAndBuildBarcode); the
+  service renders the badge. A lost response must be re-encrypted with a fresh IV, so that call is
+  never replayed with old content.
+
+Local validation uses the service's own validators, so the form and the importer report exactly
+the field paths the service would, before anything leaves the machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from app.api_client import ApiClient
+from app.api_errors import InvalidResponse
+from app.issuer.badges import BADGE_WIDTH, render_badge_png
+from app.issuer.sealing import SealedPii, decode_key, new_reference, seal
+from service.protocol.schemas import (
+    FieldError,
+    SchemaValidationError,
+    validate_batch_record,
+    validate_register_and_build,
+    validate_register_non_pii,
+)
+
+__all__ = [
+    "IssuedPayslip",
+    "IssuerKey",
+    "PreparedPayslip",
+    "build_and_register_record",
+    "check_payslip",
+    "issue_self_managed",
+    "issue_service_managed",
+    "non_pii_record",
+    "prepare_self_managed",
+    "register_prepared",
+    "utc_now",
+]
+
+# Syntactically valid stand-ins, used only to validate a payslip before it is encrypted.
+_PLACEHOLDER_IV = "A" * 16
+_PLACEHOLDER_TAG = "A" * 22
+_PLACEHOLDER_REF = "A" * 22
+
+
+def utc_now() -> str:
+    """`issued_at` for a payslip issued now: UTC, whole seconds, trailing `Z`."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class IssuerKey:
+    """The issuer's encryption key and the key version to pin records to.
+
+    The key never appears in a repr; it lives in memory (or the OS secret store), never in plain
+    settings files.
+    """
+
+    encryption_key: bytes = field(repr=False)
+    key_version: str | None = None
+    issuer_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "encryption_key", decode_key(self.encryption_key))
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> IssuerKey:
+        """From onboarding output (`create-issuer`, the demo issuer): base64url key text."""
+        return cls(
+            decode_key(str(info["encryption_key"])),
+            info.get("key_version") or None,
+            info.get("issuer_id") or None,
+        )
+
+
+def non_pii_record(
+    schema: str,
+    issued_at: str,
+    payslip_non_pii: Mapping[str, Any],
+    sealed: SealedPii,
+    *,
+    reference: str,
+    key_version: str | None = None,
+    external_id: str | None = None,
+) -> dict[str, Any]:
+    """A registerNonPII body (or, with `external_id`, a batch record)."""
+    record: dict[str, Any] = {
+        "schema": schema,
+        "issued_at": issued_at,
+        "payslip_non_pii": copy.deepcopy(dict(payslip_non_pii)),
+        "encryption_metadata": sealed.encryption_metadata(key_version),
+        "service_reference": reference,
+    }
+    if external_id is not None:
+        record["external_id"] = external_id
+    return record
+
+
+def build_and_register_record(
+    schema: str,
+    issued_at: str,
+    payslip_non_pii: Mapping[str, Any],
+    sealed: SealedPii,
+    *,
+    key_version: str | None = None,
+) -> dict[str, Any]:
+    """A registerAndBuildBarcode body: the ciphertext rides along, no reference is sent."""
+    return {
+        "schema": schema,
+        "issued_at": issued_at,
+        "payslip_non_pii": copy.deepcopy(dict(payslip_non_pii)),
+        "encryption_metadata": sealed.encryption_metadata(key_version),
+        "encrypted_pii": sealed.ciphertext_b64,
+    }
+
+
+def check_payslip(
+    schema: str,
+    payslip_non_pii: Mapping[str, Any],
+    issued_at: str | None = None,
+    *,
+    external_id: str | None = None,
+) -> list[FieldError]:
+    """Field errors the service would report for this payslip (empty when it is acceptable).
+
+    Paths are relative to the record (`payslip_non_pii.gross_cents`, `issued_at`, `schema`).
+    Messages say what is expected and never quote the input.
+    """
+    record: dict[str, Any] = {
+        "schema": schema,
+        "issued_at": issued_at if issued_at is not None else "2000-01-01T00:00:00Z",
+        "payslip_non_pii": payslip_non_pii,
+        "encryption_metadata": {"iv": _PLACEHOLDER_IV, "tag": _PLACEHOLDER_TAG},
+        "service_reference": _PLACEHOLDER_REF,
+    }
+    if external_id is not None:
+        record["external_id"] = external_id
+    try:
+        validate_batch_record(record)
+    except SchemaValidationError as exc:
+        return list(exc.field_errors)
+    return []
+
+
+@dataclass(frozen=True)
+class IssuedPayslip:
+    """A registered payslip and its badge.
+
+    `payload` is the bare v2 payload for PDF metadata; `scan_url` the QR content (known for
+    self-managed payslips; for service-managed ones it is the service's, shown inside the PNG).
+    """
+
+    service_reference: str
+    created: bool
+    payload: str
+    badge_png: bytes = field(repr=False)
+    managed_by: Literal["issuer", "service"]
+    scan_url: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class PreparedPayslip:
+    """A self-managed payslip sealed and referenced once, before the first attempt to send it.
+
+    Keep it until registration succeeds: resending it is idempotent (spec idempotency rule 1).
+    """
+
+    reference: str
+    sealed: SealedPii
+    record: dict[str, Any] = field(repr=False)
+    scan_base: str
+
+    @property
+    def payload(self) -> str:
+        return self.sealed.payload_v2(self.reference)
+
+    @property
+    def scan_url(self) -> str:
+        return self.sealed.scan_url(self.scan_base, self.reference)
+
+
+def prepare_self_managed(
+    key: IssuerKey,
+    scan_base: str,
+    schema: str,
+    payslip_non_pii: Mapping[str, Any],
+    pii_text: str,
+    issued_at: str | None = None,
+    *,
+    reference: str | None = None,
+) -> PreparedPayslip:
+    """Validate, seal and reference one payslip. Raises SchemaValidationError before encrypting
+    anything when the payslip would be refused."""
+    issued = issued_at or utc_now()
+    ref = reference or new_reference()
+    sealed = seal(pii_text, key.encryption_key)
+    record = non_pii_record(
+        schema, issued, payslip_non_pii, sealed, reference=ref, key_version=key.key_version
+    )
+    validate_register_non_pii(record)
+    return PreparedPayslip(ref, sealed, record, scan_base)
+
+
+def register_prepared(
+    client: ApiClient, prepared: PreparedPayslip, *, badge_width: int = BADGE_WIDTH
+) -> IssuedPayslip:
+    """registerNonPII, then render the badge locally (the same renderer the service uses)."""
+    reference, created = client.register_non_pii(prepared.record)
+    if reference != prepared.reference:
+        raise InvalidResponse("INVALID_RESPONSE", 200, "the service answered another reference")
+    return IssuedPayslip(
+        service_reference=reference,
+        created=created,
+        payload=prepared.payload,
+        badge_png=render_badge_png(prepared.scan_url, badge_width),
+        managed_by="issuer",
+        scan_url=prepared.scan_url,
+    )
+
+
+def issue_self_managed(
+    client: ApiClient,
+    key: IssuerKey,
+    scan_base: str,
+    schema: str,
+    payslip_non_pii: Mapping[str, Any],
+    pii_text: str,
+    issued_at: str | None = None,
+    *,
+    badge_width: int = BADGE_WIDTH,
+) -> IssuedPayslip:
+    """Encrypt locally, registerNonPII, render the badge locally."""
+    prepared = prepare_self_managed(key, scan_base, schema, payslip_non_pii, pii_text, issued_at)
+    return register_prepared(client, prepared, badge_width=badge_width)
+
+
+def issue_service_managed(
+    client: ApiClient,
+    key: IssuerKey,
+    schema: str,
+    payslip_non_pii: Mapping[str, Any],
+    pii_text: str,
+    issued_at: str | None = None,
+) -> IssuedPayslip:
+    """Encrypt locally, registerAndBuildBarcode: the service renders the badge.
+
+    Each call encrypts afresh, so calling it again after a lost response is the spec's remedy.
+    """
+    sealed = seal(pii_text, key.encryption_key)
+    body = build_and_register_record(
+        schema, issued_at or utc_now(), payslip_non_pii, sealed, key_version=key.key_version
+    )
+    validate_register_and_build(body)
+    answer = client.register_and_build_barcode(body)
+    reference = answer.get("service_reference")
+    barcode = answer.get("barcode")
+    if not isinstance(reference, str) or not isinstance(barcode, dict):
+        raise InvalidResponse("INVALID_RESPONSE", 201, "no reference or barcode in the answer")
+    try:
+        png = base64.b64decode(str(barcode.get("data", "")), validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidResponse("INVALID_RESPONSE", 201, "the badge is not base64 data") from None
+    if not png.startswith(b"\x89PNG"):
+        raise InvalidResponse("INVALID_RESPONSE", 201, "the badge is not a PNG image")
+    return IssuedPayslip(
+        service_reference=reference,
+        created=True,
+        payload=sealed.payload_v2(reference),
+        badge_png=png,
+        managed_by="service",
+    )
