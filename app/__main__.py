@@ -1,10 +1,10 @@
 """`python -m app`: the GUI (optionally --kiosk or --demo), or a headless command.
 
-    python -m app [--kiosk] [--demo]          the window, with the embedded service
-    python -m app --self-test                 headless smoke test; exit 0 when it passes
-    python -m app --version
-    python -m app verify INPUT [--json] [--service-url URL] [--auth-url URL]
-                             [--client-id ID] [--client-secret SECRET]
+python -m app [--kiosk] [--demo]          the window, with the embedded service
+python -m app --self-test                 headless smoke test; exit 0 when it passes
+python -m app --version
+python -m app verify INPUT [--json] [--service-url URL] [--auth-url URL]
+                         [--client-id ID] [--client-secret SECRET]
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 def _setup_logging() -> None:
     """Codes, paths and request ids only: no handler here ever receives personal data."""
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

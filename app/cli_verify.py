@@ -20,7 +20,9 @@ from app.settings import SecretStore, Settings
 from app.verify_flow import Outcome, verify_reading
 
 
-def _client_from_args(args: Namespace, settings: Settings, secrets: SecretStore) -> ApiClient | None:
+def _client_from_args(
+    args: Namespace, settings: Settings, secrets: SecretStore
+) -> ApiClient | None:
     if not args.service_url:
         return None
     client_id = args.client_id or os.environ.get("PAYSLIP_CLIENT_ID") or settings.client_id

@@ -18,9 +18,7 @@ def install_excepthook(window_getter: types.FunctionType | None = None) -> None:
     """Unhandled errors: a friendly dialog and a log line with the type only (never the message,
     which may quote personal data), then back to the verify screen."""
 
-    def hook(
-        kind: type[BaseException], exc: BaseException, tb: types.TracebackType | None
-    ) -> None:
+    def hook(kind: type[BaseException], exc: BaseException, tb: types.TracebackType | None) -> None:
         request_id = getattr(exc, "request_id", None)
         log.error("unhandled %s request_id=%s", kind.__name__, request_id or "-")
         app = QApplication.instance()

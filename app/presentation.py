@@ -32,7 +32,9 @@ ERROR_MESSAGES: dict[str, str] = {
     "INVALID_RESPONSE": "The service sent an answer the app does not understand. Contact support.",
     "HTTP_ERROR": "The service refused the request. Check the service address in Settings.",
     "NOT_FOUND": "The service address in Settings does not point at a verification service.",
-    "METHOD_NOT_ALLOWED": "The service address in Settings does not point at a verification service.",
+    "METHOD_NOT_ALLOWED": (
+        "The service address in Settings does not point at a verification service."
+    ),
     "NO_CODE_FOUND": "No payslip code was found. Hold the code flat and well lit, or load the PDF.",
     "INPUT_UNREADABLE": "This file could not be read.",
     "CONFLICTING_CODES": (

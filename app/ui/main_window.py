@@ -41,7 +41,9 @@ class MainWindow(QMainWindow):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
         if context.environment == "sandbox":
-            banner = QLabel("SANDBOX — test data only; results here prove nothing about real payslips")
+            banner = QLabel(
+                "SANDBOX — test data only; results here prove nothing about real payslips"
+            )
             banner.setObjectName("sandboxBanner")
             banner.setAlignment(Qt.AlignmentFlag.AlignCenter)
             banner.setStyleSheet(SANDBOX_STYLE)

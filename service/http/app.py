@@ -46,7 +46,9 @@ def build_bottle(config: ServiceConfig, domain: Domain) -> bottle.Bottle:
         {
             404: _json_error("NOT_FOUND", "no such path"),
             405: _json_error("METHOD_NOT_ALLOWED", "this path does not accept that method"),
-            500: _json_error("INTERNAL_ERROR", "an unexpected error occurred; quote the request id"),
+            500: _json_error(
+                "INTERNAL_ERROR", "an unexpected error occurred; quote the request id"
+            ),
         }
     )
     return app
