@@ -116,7 +116,7 @@ class AdminScreen(QWidget):
         self.show_dialogs = True
         layout = QVBoxLayout(self)
         title = QLabel("Admin")
-        title.setStyleSheet("font-size:20px;font-weight:bold;")
+        title.setObjectName("screenTitle")
         layout.addWidget(title)
         self.status = QLabel("")
         self.status.setObjectName("adminStatus")

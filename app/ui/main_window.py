@@ -6,7 +6,7 @@ In kiosk mode only the verify screen exists, full screen; settings sit behind th
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QFont
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -21,10 +21,18 @@ from app.context import AppContext
 from app.ui.admin_screen import AdminScreen
 from app.ui.issue_screen import IssueScreen
 from app.ui.service_panel import ServicePanel
+from app.ui.style import ACCENT, BACKDROP, screen_stylesheet
 from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen
 
 SANDBOX_STYLE = "background:#8a5a00;color:white;font-weight:bold;padding:6px;"
+NAV_STYLE = f"""
+QListWidget#nav {{ background: #1d2733; color: #dfe6ee; border: none; padding-top: 14px;
+    outline: 0; }}
+QListWidget#nav::item {{ padding: 12px 18px; }}
+QListWidget#nav::item:selected {{ background: {ACCENT}; color: white; }}
+QStackedWidget > QWidget {{ background: {BACKDROP}; }}
+"""
 
 
 class MainWindow(QMainWindow):
@@ -74,15 +82,13 @@ class MainWindow(QMainWindow):
             ):
                 self.nav.addItem(title)
                 self.stack.addWidget(screen)
-            self.nav.setFixedWidth(150)
-            font = QFont(self.nav.font())
-            font.setPointSize(font.pointSize() + 2)
-            self.nav.setFont(font)
+            self.nav.setFixedWidth(160)
             self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
             self.nav.setCurrentRow(0)
             body.addWidget(self.nav)
         body.addWidget(self.stack, 1)
         self.setCentralWidget(central)
+        self.setStyleSheet(screen_stylesheet(kiosk) + NAV_STYLE)
         self.statusBar().showMessage(f"Service: {context.service_url or 'not configured'}")
         if kiosk:
             self.setWindowState(Qt.WindowState.WindowFullScreen)

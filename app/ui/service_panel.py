@@ -35,7 +35,7 @@ class ServicePanel(QWidget):
         self._checking = False
         layout = QVBoxLayout(self)
         title = QLabel("Service")
-        title.setStyleSheet("font-size:20px;font-weight:bold;")
+        title.setObjectName("screenTitle")
         layout.addWidget(title)
         self.state = QLabel("Checking…")
         self.state.setObjectName("serviceState")
