@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from waitress import wasyncore
 from waitress.server import create_server
 
 from service.config import ServiceConfig
@@ -67,9 +68,16 @@ class Running:
     """The admin credentials, when this start initialised the data directory."""
 
     def stop(self) -> None:
-        self.server.close()
-        if self.thread is not None:
+        if self.thread is not None and self.thread.is_alive():
+            # Close on the loop's own thread: closing its sockets from here races its select()
+            # (EBADF in the server thread). Closing every channel also ends the loop at once.
+            # The loop may run the queued thunk, closing the trigger, before the wake-up byte is
+            # written; the write then fails with EBADF and there is nothing left to do.
+            with contextlib.suppress(OSError):
+                self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map))
             self.thread.join(timeout=10)
+        else:
+            self.server.close()
         self.store.close()
 
 

@@ -42,7 +42,8 @@ class Audiences:
 
 
 def _same_url(a: str, b: str) -> bool:
-    return a.rstrip("/") == b.rstrip("/") if a.count("/") >= 2 else a == b
+    """Equal up to one trailing `/` on either side (PROTOCOL §7)."""
+    return a.removesuffix("/") == b.removesuffix("/") if a.count("/") >= 2 else a == b
 
 
 def _unauthorized(detail: str) -> ServiceError:
