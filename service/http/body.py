@@ -8,6 +8,7 @@ limit.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from service.domain.errors import ServiceError, validation_failed
@@ -71,9 +72,24 @@ def parse_json(raw: bytes) -> object:
         raise validation_failed("", "the body is empty; send a JSON object")
     try:
         text = raw.decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise validation_failed("", "the body is not valid UTF-8") from None
     except (ValueError, RecursionError) as exc:
         where = f" at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
         raise validation_failed("", f"the body is not valid JSON{where}") from None
+    if _SURROGATE_ESCAPE.search(text) and not _is_unicode(value):
+        # `"\ud800"` parses to a lone surrogate, which no UTF-8 response or store can hold.
+        raise validation_failed("", "the body escapes an unpaired UTF-16 surrogate")
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _is_unicode(value: object) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    return True

@@ -212,7 +212,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Public keys that sign access tokens",
                 {200: "AnyObject"},
                 None,
-                (500,),
+                (429, 500),
                 None,
             )
         },
@@ -326,14 +326,23 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "service:admin",
             )
         },
-        "/healthz": {"get": _operation("healthz", "Liveness", {200: "AnyObject"}, None, (), None)},
+        "/healthz": {
+            "get": _operation("healthz", "Liveness", {200: "AnyObject"}, None, (429, 500), None)
+        },
         "/readyz": {
             "get": _operation(
-                "readyz", "Readiness: the store answers", {200: "AnyObject"}, None, (503,), None
+                "readyz",
+                "Readiness: the store answers",
+                {200: "AnyObject"},
+                None,
+                (429, 500, 503),
+                None,
             )
         },
         "/openapi.json": {
-            "get": _operation("openapi", "This document", {200: "AnyObject"}, None, (), None)
+            "get": _operation(
+                "openapi", "This document", {200: "AnyObject"}, None, (429, 500), None
+            )
         },
     }
     for path, item in paths.items():
