@@ -46,6 +46,7 @@ __all__ = [
     "RowProblem",
     "find_stray_pii",
     "read_payrun",
+    "stray_pii",
 ]
 
 META_COLUMNS = ("schema", "external_id", "issued_at", "pii_format", "pdf", "pdf_page", "pdf_corner")
@@ -172,6 +173,24 @@ def _strings(value: Any, prefix: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _strings(item, f"{prefix}.{index}")
+
+
+def stray_pii(
+    schema: str,
+    payslip_non_pii: Mapping[str, Any],
+    pii_fields: Mapping[str, str],
+    *,
+    external_id: str | None = None,
+) -> dict[str, str]:
+    """Field path -> message, for each non-PII text that seems to hold personal data."""
+    texts, free = _text_fields(schema, payslip_non_pii)
+    if external_id:
+        texts["external_id"] = external_id
+    return {
+        column: f"seems to contain {what}; personal data belongs only in the employee's "
+        "details, where it is encrypted"
+        for column, what in find_stray_pii(pii_fields, texts, free_text=free)
+    }
 
 
 # --- one row -------------------------------------------------------------------------------
@@ -304,14 +323,10 @@ def _check_row(
         )
         reasons.append(f"{path or 'row'}: {message}")
 
-    texts, free = _text_fields(schema, non_pii)
-    if raw.meta.get("external_id"):
-        texts["external_id"] = raw.meta["external_id"]
-    for column, what in find_stray_pii(raw.pii, texts, free_text=free):
-        reasons.append(
-            f"{column}: seems to contain {what}; personal data belongs only in the pii "
-            "columns, where it is encrypted"
-        )
+    for column, message in stray_pii(
+        schema, non_pii, raw.pii, external_id=raw.meta.get("external_id")
+    ).items():
+        reasons.append(f"{column}: {message}")
 
     # The employee's payslip PDF to stamp, when one is given.
     pdf = (raw.meta.get("pdf") or "").strip() or None

@@ -33,7 +33,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtGui import QColor, QGuiApplication, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -72,7 +72,7 @@ from app.issuer.fields import (
 )
 from app.issuer.messages import describe_error
 from app.issuer.output import atomic_write_bytes
-from app.issuer.payrun import PayrunRow, RowProblem, read_payrun
+from app.issuer.payrun import PayrunRow, RowProblem, read_payrun, stray_pii
 from app.issuer.pii import (
     PiiTextError,
     au_address,
@@ -90,7 +90,7 @@ from app.issuer.records import (
     prepare_self_managed,
     register_prepared,
 )
-from app.issuer.runner import PayRun, Progress, RecordResult, RunSettings, RunSummary
+from app.issuer.runner import PayRun, Progress, RunSettings, RunSummary
 from app.issuer.sealing import decode_key
 from app.ui.tasks import TaskRunner
 from service.protocol.schemas import PAYSLIP_SCHEMAS, SchemaValidationError
@@ -760,8 +760,6 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.UserRole:
             return row[2]
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 2:
-            from PySide6.QtGui import QColor
-
             ok = row[2] in ("created", "duplicate", "ready")
             return QColor("#107c10") if ok else QColor("#a4262c")
         return None
@@ -996,6 +994,8 @@ class IssueScreen(QWidget):
         for error in check_payslip(self.schema, payslip):
             path = "" if error.path == "payslip_non_pii" else error.path
             errors.setdefault(path.removeprefix("payslip_non_pii."), error.message)
+        for path, message in stray_pii(self.schema, payslip, self.pii_form.fields()).items():
+            errors.setdefault(path, message)
         unplaced = form.show_errors(errors)
         pii_text = ""
         try:
@@ -1429,13 +1429,3 @@ class IssueScreen(QWidget):
 def _copy_progress(progress: Progress) -> Progress:
     """A snapshot: the worker keeps mutating its own Progress while the GUI reads this one."""
     return Progress(**vars(progress))
-
-
-def record_row(result: RecordResult) -> tuple[int, str, str, str, str]:
-    return (
-        result.row,
-        result.external_id,
-        result.status,
-        result.service_reference,
-        result.reason,
-    )

@@ -256,3 +256,25 @@ def test_pay_run_streams_results(
     # Nothing personal in the results file.
     text = (tmp_path / "out" / "results.csv").read_text()
     assert "Sampleton" not in text and json.dumps(AU_PII["account_number"]) not in text
+
+
+def test_employee_data_in_a_payslip_text_field_is_flagged(screen: IssueScreen) -> None:
+    payslip = {
+        "period_end": "2026-11-12",
+        "payment_date": "2026-11-13",
+        "currency": "AUD",
+        "gross": "100.00",
+        "paygw": "10.00",
+        "net": "90.00",
+        "award": "Retail award for Sampleton",
+    }
+    screen.fill_example(payslip, AU_PII)
+    assert not screen.check()
+    form = screen.payslip_form
+    assert form is not None
+    award = form.editor("award")
+    assert award is not None and award.isVisibleTo(screen)  # the optional part was opened
+    assert award.error.text().startswith("seems to contain the employee's name")
+    assert "Sampleton" not in screen.status.text() + award.error.text()
+    award.set_text("General Retail Industry Award 2020")
+    assert screen.check()

@@ -133,8 +133,8 @@ def test_malformed_rows_are_reported_one_by_one() -> None:
     assert problems[3] == ("gross: expected a number such as 1234.50",)
     assert problems[4] == ("period_end: expected a real calendar date as YYYY-MM-DD",)
     assert problems[5] == (
-        "award: seems to contain the employee's name; personal data belongs only in the pii "
-        "columns, where it is encrypted",
+        "award: seems to contain the employee's name; personal data belongs only in the "
+        "employee's details, where it is encrypted",
     )
     assert "long number" in problems[6][0]
     assert problems[7] == ("external_id: repeats row 1",)
