@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QFrame,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -144,6 +145,7 @@ class FieldEditor(QWidget):
         self.edit: QLineEdit | None = None
         if spec.kind == "choice":
             self.combo = QComboBox()
+            _compact(self.combo)
             self.combo.addItem("— choose —" if spec.required else "", "")
             for choice in spec.choices:
                 self.combo.addItem(choice.replace("_", " "), choice)
@@ -190,6 +192,12 @@ class FieldEditor(QWidget):
         widget = self.combo or self.edit
         assert widget is not None
         widget.setStyleSheet("border:1px solid #a4262c;" if message else "")
+
+
+def _compact(combo: QComboBox) -> None:
+    """Let a combo box be narrower than its longest choice, so the form never scrolls sideways."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(8)
 
 
 def _placeholder(spec: FieldSpec) -> str:
@@ -552,7 +560,11 @@ class PiiForm(QGroupBox):
             self.form.removeRow(0)
         self.edits = {}
         self.format = prefix
-        self.setTitle(f"Employee ({prefix}; encrypted on this computer, never sent in clear)")
+        self.setTitle(f"Employee ({prefix} · encrypted on this computer)")
+        self.setToolTip(
+            "These details are encrypted here and travel only inside the badge; the service "
+            "never sees them in clear."
+        )
         for name, label in AU_PII if prefix == "AU2" else NZ_PII:
             edit = QLineEdit(kept.get(name, ""))
             edit.setObjectName(f"pii:{name}")
@@ -645,20 +657,26 @@ class IssuerPanel(QGroupBox):
             self.remember: QCheckBox | None = None
             return
         saved = context.settings.extra.get("issuer", {}) if context.settings.extra else {}
-        form = QFormLayout()
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 3)
+        grid.setColumnStretch(3, 2)
         self.fields = {}
-        for name, label, secret in (
-            ("url", "Service URL", False),
-            ("client_id", "Client id", False),
-            ("client_secret", "Client secret", True),
-            ("encryption_key", "Encryption key", True),
-            ("key_version", "Key version", False),
+        for index, (name, label, secret) in enumerate(
+            (
+                ("url", "Service URL", False),
+                ("client_id", "Client id", False),
+                ("client_secret", "Client secret", True),
+                ("encryption_key", "Encryption key", True),
+                ("key_version", "Key version", False),
+            )
         ):
             edit = QLineEdit()
             edit.setObjectName(f"issuer:{name}")
             if secret:
                 edit.setEchoMode(QLineEdit.EchoMode.Password)
-            form.addRow(label, edit)
+            row, column = divmod(index, 2)
+            grid.addWidget(QLabel(label), row, column * 2)
+            grid.addWidget(edit, row, column * 2 + 1)
             self.fields[name] = edit
         self.fields["url"].setText(str(saved.get("url") or context.service_url or ""))
         self.fields["client_id"].setText(str(saved.get("client_id") or ""))
@@ -671,9 +689,9 @@ class IssuerPanel(QGroupBox):
             self.fields["encryption_key"].setText(
                 context.secrets.get(f"issuer:{client_id}:key") or ""
             )
-        layout.addLayout(form)
-        self.remember = QCheckBox("Remember the secret and key in this computer's secret store")
-        layout.addWidget(self.remember)
+        self.remember = QCheckBox("Remember secret and key (OS secret store)")
+        grid.addWidget(self.remember, 2, 2, 1, 2)
+        layout.addLayout(grid)
 
     def credentials(self) -> tuple[ApiClient, IssuerKey, str]:
         """(client, key, scan base). Raises ValueError with a plain message when incomplete."""
@@ -862,6 +880,7 @@ class IssueScreen(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel("Schema"))
         self.schema_combo = QComboBox()
+        _compact(self.schema_combo)
         self.schema_combo.setObjectName("schema")
         for schema in PAYSLIP_SCHEMAS:
             self.schema_combo.addItem(SCHEMA_LABELS.get(schema, schema), schema)
@@ -874,10 +893,11 @@ class IssueScreen(QWidget):
 
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         body = ScrollBody()
         self.body_layout = QVBoxLayout(body)
-        self.payslip_box = QGroupBox("Payslip (sent to the service; * = required)")
+        self.payslip_box = QGroupBox("Payslip (sent to the service · * required)")
         self.payslip_layout = QVBoxLayout(self.payslip_box)
         self.payslip_form: PayslipForm | None = None
         self.body_layout.addWidget(self.payslip_box)
@@ -890,11 +910,15 @@ class IssueScreen(QWidget):
 
         mode_box = QGroupBox("Badge")
         mode_layout = QVBoxLayout(mode_box)
-        self.self_managed = QRadioButton(
-            "Self-managed: encrypt and make the badge here (registerNonPII)"
+        self.self_managed = QRadioButton("Self-managed: this app makes the badge")
+        self.self_managed.setToolTip(
+            "Encrypt here, register with your own reference (registerNonPII), render the badge "
+            "here. Safe to retry: a resend is a duplicate, never a second record."
         )
-        self.service_managed = QRadioButton(
-            "Service-managed: the service makes the badge (registerAndBuildBarcode)"
+        self.service_managed = QRadioButton("Service-managed: the service makes the badge")
+        self.service_managed.setToolTip(
+            "Encrypt here, send the ciphertext (registerAndBuildBarcode); the service returns "
+            "the badge. A retry encrypts afresh."
         )
         self.self_managed.setChecked(True)
         self.mode_group = QButtonGroup(self)
@@ -925,7 +949,7 @@ class IssueScreen(QWidget):
         self.preview = QLabel("The badge appears here once the payslip is registered.")
         self.preview.setObjectName("badgePreview")
         self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.preview.setMinimumSize(300, 300)
+        self.preview.setMinimumSize(260, 260)
         self.preview.setStyleSheet("border:1px dashed #c8c6c4;color:#605e5c;padding:8px;")
         self.preview.setWordWrap(True)
         right_layout.addWidget(self.preview, 1)
@@ -936,7 +960,6 @@ class IssueScreen(QWidget):
         right_layout.addWidget(self.reference_label)
         self.save_button = QPushButton("Save badge PNG…")
         self.copy_button = QPushButton("Copy payload text")
-        stamp_row = QHBoxLayout()
         self.stamp_button = QPushButton("Stamp onto payslip PDF…")
         self.page_spin = QSpinBox()
         self.page_spin.setRange(1, 9999)
@@ -944,17 +967,20 @@ class IssueScreen(QWidget):
         self.corner_combo = QComboBox()
         for corner in CORNERS:
             self.corner_combo.addItem(corner.replace("-", " "), corner)
-        stamp_row.addWidget(self.stamp_button, 1)
-        stamp_row.addWidget(self.page_spin)
-        stamp_row.addWidget(self.corner_combo)
+        where = QHBoxLayout()
+        where.addWidget(QLabel("Stamp on"))
+        where.addWidget(self.page_spin)
+        where.addWidget(self.corner_combo, 1)
         right_layout.addWidget(self.save_button)
-        right_layout.addLayout(stamp_row)
+        right_layout.addLayout(where)
+        right_layout.addWidget(self.stamp_button)
         right_layout.addWidget(self.copy_button)
         for button in (self.save_button, self.stamp_button, self.copy_button):
             button.setEnabled(False)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
+        splitter.setSizes([640, 400])
 
         self.check_button.clicked.connect(self.check)
         self.issue_button.clicked.connect(self.issue)
