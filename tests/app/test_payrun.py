@@ -231,6 +231,7 @@ def test_good_rows_go_through_and_bad_rows_are_listed(
             good_row(4),
             good_row(5, award="Person Number5's award"),
             good_row(6),
+            good_row(7).replace("1007.00,100.00", "1O07.00,100.00"),
         ],
     )
     out = tmp_path / "out"
@@ -243,9 +244,12 @@ def test_good_rows_go_through_and_bad_rows_are_listed(
         "created",
         "rejected",
         "created",
+        "rejected",
     ]
-    assert summary.progress.created == 3 and summary.progress.rejected == 3
+    assert summary.progress.created == 3 and summary.progress.rejected == 4
+    assert "cells but the header has" in rows["2"]["reason"]
     assert "period_end" in rows["3"]["reason"] and "Person" not in rows["5"]["reason"]
+    assert rows["7"]["reason"] == "gross: expected a number such as 1234.50"
     assert record_count(live) == 3
     assert not (out / JOURNAL_NAME).exists()
     badges = sorted(p.name for p in (out / "badges").iterdir())
