@@ -23,6 +23,7 @@ from service.domain.tokens import Principal
 from service.http.body import check_content_type, parse_json, read_body
 from service.http.errors import STATUS, error_body, error_headers, internal_error
 from service.http.ratelimit import RateLimiter
+from service.storage.port import StoreUnavailable
 
 log = logging.getLogger("service.http")
 
@@ -96,6 +97,16 @@ class ApiPlugin:
                 return _respond(reply.status, reply.body, dict(reply.headers))
             except ServiceError as error:
                 return _respond(_status(error), error_body(error), error_headers(error))
+            except StoreUnavailable:
+                log.warning(
+                    "store unavailable in %s request_id=%s",
+                    route.rule,
+                    environ.get("payslip.request_id"),
+                )
+                failure = ServiceError(
+                    "SERVICE_UNAVAILABLE", "the store is not answering; retry later", retry_after=5
+                )
+                return _respond(503, error_body(failure), error_headers(failure))
             except Exception as exc:
                 log.error(
                     "unhandled %s in %s request_id=%s",
