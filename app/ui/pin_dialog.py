@@ -1,0 +1,151 @@
+"""The operator PIN that guards a kiosk's settings.
+
+A kiosk stands where the public can reach it; its settings hold the service address and the
+desk's credentials. The PIN is checked with :meth:`Settings.check_pin` (salted PBKDF2, constant
+time compare). After a few wrong tries the dialog locks for a while, so guessing a 4-digit PIN at
+the desk takes hours instead of minutes. The count lives in a :class:`PinGuard` that outlives
+one dialog, so closing and reopening the dialog does not reset it. The PIN itself is never
+logged or kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.settings import Settings
+
+log = logging.getLogger("app.pin")
+
+MAX_TRIES = 5
+LOCK_SECONDS = 60
+
+
+class PinGuard:
+    """Checks PINs and counts wrong ones across dialogs; locks after ``MAX_TRIES`` in a row.
+
+    ``clock`` is injectable so tests can run the lockout without waiting a minute.
+    """
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self._clock = clock
+        self.failures = 0
+        self.locked_until = 0.0
+
+    @property
+    def locked_for(self) -> float:
+        """Seconds until PINs are accepted again (0 when not locked)."""
+        return max(0.0, self.locked_until - self._clock())
+
+    def check(self, pin: str) -> Literal["ok", "wrong", "locked"]:
+        if self.locked_for > 0:
+            return "locked"
+        if self.settings.check_pin(pin):
+            self.failures = 0
+            return "ok"
+        self.failures += 1
+        log.info("wrong operator PIN (%d of %d)", self.failures, MAX_TRIES)
+        if self.failures >= MAX_TRIES:
+            self.failures = 0
+            self.locked_until = self._clock() + LOCK_SECONDS
+            return "locked"
+        return "wrong"
+
+
+class PinDialog(QDialog):
+    """Asks for the operator PIN; ``exec()`` returns Accepted only for the right PIN.
+
+    No signals of its own beyond QDialog's ``accepted``/``rejected``/``finished``.
+    """
+
+    def __init__(self, guard: PinGuard, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.guard = guard
+        self.setWindowTitle("Operator PIN")
+        self.setModal(True)
+        self.setMinimumWidth(360)
+        layout = QVBoxLayout(self)
+        layout.setSpacing(10)
+        prompt = QLabel("Enter the operator PIN to open the settings.")
+        prompt.setWordWrap(True)
+        layout.addWidget(prompt)
+        self.field = QLineEdit()
+        self.field.setEchoMode(QLineEdit.EchoMode.Password)
+        self.field.setAccessibleName("Operator PIN")
+        self.field.setMaxLength(32)
+        self.field.setInputMethodHints(
+            Qt.InputMethodHint.ImhDigitsOnly | Qt.InputMethodHint.ImhSensitiveData
+        )
+        layout.addWidget(self.field)
+        self.message = QLabel("")
+        self.message.setObjectName("pinMessage")
+        self.message.setStyleSheet("color:#b3261e;font-weight:600;")
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self.try_pin)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self._unlock_timer = QTimer(self)
+        self._unlock_timer.setSingleShot(True)
+        self._unlock_timer.timeout.connect(self._unlock)
+        if guard.locked_for > 0:
+            self._lock()
+        self.field.setFocus()
+
+    def try_pin(self) -> None:
+        """Accept on the right PIN; say how many tries are left, or lock."""
+        pin = self.field.text()
+        self.field.clear()
+        verdict = self.guard.check(pin)
+        if verdict == "ok":
+            self.accept()
+        elif verdict == "locked":
+            self._lock()
+        else:
+            left = MAX_TRIES - self.guard.failures
+            self.message.setText(f"Wrong PIN. {left} {'try' if left == 1 else 'tries'} left.")
+
+    def _lock(self) -> None:
+        wait = max(1, round(self.guard.locked_for))
+        self.message.setText(f"Too many wrong PINs. Try again in {wait} s.")
+        self.field.setEnabled(False)
+        self._unlock_timer.start(wait * 1000)
+
+    def _unlock(self) -> None:
+        self.field.setEnabled(True)
+        self.message.setText("")
+        self.field.setFocus()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.try_pin()
+            return
+        super().keyPressEvent(event)
+
+
+def ask_pin(guard: PinGuard, parent: QWidget | None = None) -> bool:
+    """True when no PIN is set (first setup) or the operator entered the right one."""
+    if not guard.settings.kiosk_pin_hash:
+        return True
+    dialog = PinDialog(guard, parent)
+    try:
+        return dialog.exec() == QDialog.DialogCode.Accepted
+    finally:
+        dialog.deleteLater()

@@ -1,0 +1,253 @@
+"""The desk's settings: camera, privacy timeout, which service to use, and the kiosk PIN.
+
+The client secret goes to the :class:`SecretStore` under ``remote:<client_id>`` and never into
+``settings.json`` (settings files get copied and mailed around; keyrings do not). A field left
+empty keeps the stored secret or PIN, so an operator can change the camera without retyping
+credentials. Changing the service takes effect at the next start: the running verifier client
+and embedded service belong to the app's composition root, not to this dialog.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.settings import SecretStore, Settings
+
+log = logging.getLogger("app.settings_dialog")
+
+MIN_IDLE, MAX_IDLE = 5, 600
+MIN_PIN, MAX_PIN = 4, 12
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    """What an accepted dialog changed, so the screen restarts only what it must."""
+
+    camera: bool = False
+    idle_timeout: bool = False
+    service: bool = False
+    """Mode, URLs, credentials or environment: applied when the app next starts."""
+    pin: bool = False
+
+
+def _usable_url(text: str) -> bool:
+    """https anywhere, or http on the loopback interface only (PROTOCOL §3 scan base rule)."""
+    parts = urlsplit(text)
+    if parts.scheme == "https" and parts.hostname:
+        return True
+    return parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost", "::1"}
+
+
+class SettingsDialog(QDialog):
+    """Edits a :class:`Settings` in place and saves it on OK.
+
+    No signals of its own beyond QDialog's; after ``exec()`` returns Accepted, :attr:`change`
+    says what changed.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        secrets: SecretStore,
+        parent: QWidget | None = None,
+        *,
+        save_dir: Path | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.secrets = secrets
+        self._save_dir = save_dir
+        self.change = SettingsChange()
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(520)
+        outer = QVBoxLayout(self)
+
+        desk = QGroupBox("This desk")
+        desk_form = QFormLayout(desk)
+        camera_row = QHBoxLayout()
+        self.camera = QLineEdit(settings.camera)
+        self.camera.setPlaceholderText("0 = first camera, 1 = second, or a video file")
+        self.camera.setAccessibleName("Camera")
+        browse = QPushButton("Video file…")
+        browse.setToolTip("Use a recorded video as the camera (for demos and testing)")
+        browse.clicked.connect(self._browse_video)
+        camera_row.addWidget(self.camera, 1)
+        camera_row.addWidget(browse)
+        desk_form.addRow("Camera", camera_row)
+        self.idle = QSpinBox()
+        self.idle.setRange(MIN_IDLE, MAX_IDLE)
+        self.idle.setSuffix(" s")
+        self.idle.setValue(min(MAX_IDLE, max(MIN_IDLE, int(settings.idle_timeout))))
+        self.idle.setAccessibleName("Clear results after")
+        desk_form.addRow("Clear results after", self.idle)
+        outer.addWidget(desk)
+
+        service = QGroupBox("Verification service")
+        form = QFormLayout(service)
+        self.mode = QComboBox()
+        self.mode.addItem("Embedded — this computer runs the service", "embedded")
+        self.mode.addItem("Remote — a central verification service", "remote")
+        self.mode.setCurrentIndex(max(0, self.mode.findData(settings.mode)))
+        form.addRow("Mode", self.mode)
+        self.verifier_url = QLineEdit(settings.verifier_url)
+        self.verifier_url.setPlaceholderText("https://verify.example.com")
+        form.addRow("Verifier URL", self.verifier_url)
+        self.auth_url = QLineEdit(settings.auth_url)
+        self.auth_url.setPlaceholderText("Same as the verifier URL when empty")
+        form.addRow("Auth URL", self.auth_url)
+        self.client_id = QLineEdit(settings.client_id)
+        form.addRow("Client id", self.client_id)
+        self.client_secret = QLineEdit()
+        self.client_secret.setEchoMode(QLineEdit.EchoMode.Password)
+        has_secret = bool(settings.client_id and secrets.get(f"remote:{settings.client_id}"))
+        self.client_secret.setPlaceholderText(
+            "Saved — leave empty to keep it" if has_secret else "Client secret"
+        )
+        form.addRow("Client secret", self.client_secret)
+        self.environment = QComboBox()
+        self.environment.addItem("Production", "production")
+        self.environment.addItem("Sandbox (test data only)", "sandbox")
+        self.environment.setCurrentIndex(max(0, self.environment.findData(settings.environment)))
+        form.addRow("Environment", self.environment)
+        note = QLabel("Service changes apply the next time the app starts.")
+        note.setObjectName("hint")
+        note.setStyleSheet("color:#5b6675;")
+        form.addRow(note)
+        outer.addWidget(service)
+
+        kiosk = QGroupBox("Kiosk operator PIN")
+        pin_form = QFormLayout(kiosk)
+        self.pin = QLineEdit()
+        self.pin.setEchoMode(QLineEdit.EchoMode.Password)
+        self.pin.setPlaceholderText(
+            "Leave empty to keep the current PIN" if settings.kiosk_pin_hash else "No PIN set"
+        )
+        self.pin_again = QLineEdit()
+        self.pin_again.setEchoMode(QLineEdit.EchoMode.Password)
+        pin_form.addRow("New PIN", self.pin)
+        pin_form.addRow("Repeat PIN", self.pin_again)
+        self.remove_pin = QCheckBox("Remove the PIN (settings open to anyone at the kiosk)")
+        self.remove_pin.setVisible(bool(settings.kiosk_pin_hash))
+        pin_form.addRow(self.remove_pin)
+        outer.addWidget(kiosk)
+
+        self.error = QLabel("")
+        self.error.setObjectName("settingsError")
+        self.error.setStyleSheet("color:#b3261e;font-weight:600;")
+        self.error.setWordWrap(True)
+        outer.addWidget(self.error)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        outer.addWidget(buttons)
+        self.mode.currentIndexChanged.connect(self._mode_changed)
+        self._mode_changed()
+
+    def _mode_changed(self) -> None:
+        remote = self.mode.currentData() == "remote"
+        for field in (self.verifier_url, self.auth_url, self.client_id, self.client_secret):
+            field.setEnabled(remote)
+
+    def _browse_video(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Video to use as the camera", "", "Videos (*.avi *.mp4 *.mkv *.mov)"
+        )
+        if path:
+            self.camera.setText(path)
+
+    def problems(self) -> list[str]:
+        """Why the form cannot be saved as it stands (empty when it can)."""
+        found: list[str] = []
+        if not self.camera.text().strip():
+            found.append("Choose a camera: 0 for the first one.")
+        if self.mode.currentData() == "remote":
+            if not _usable_url(self.verifier_url.text().strip()):
+                found.append(
+                    "The verifier URL must start with https:// (http only on this computer)."
+                )
+            auth = self.auth_url.text().strip()
+            if auth and not _usable_url(auth):
+                found.append("The auth URL must start with https:// (http only on this computer).")
+            client_id = self.client_id.text().strip()
+            if not client_id:
+                found.append("Enter this desk's client id.")
+            elif not self.client_secret.text() and not self.secrets.get(f"remote:{client_id}"):
+                found.append("Enter the client secret for this client id.")
+        pin = self.pin.text()
+        if pin or self.pin_again.text():
+            if not (pin.isdigit() and MIN_PIN <= len(pin) <= MAX_PIN):
+                found.append(f"The PIN must be {MIN_PIN} to {MAX_PIN} digits.")
+            elif pin != self.pin_again.text():
+                found.append("The two PINs differ.")
+        return found
+
+    def save(self) -> None:
+        """Apply the form to the settings, store the secret, write settings.json and close."""
+        problems = self.problems()
+        if problems:
+            self.error.setText("\n".join(problems))
+            return
+        s = self.settings
+        before = (s.mode, s.verifier_url, s.auth_url, s.client_id, s.environment)
+        camera = self.camera.text().strip()
+        change_camera = camera != s.camera
+        change_idle = self.idle.value() != s.idle_timeout
+        s.camera = camera
+        s.idle_timeout = self.idle.value()
+        s.mode = str(self.mode.currentData())
+        s.environment = str(self.environment.currentData())
+        secret_changed = False
+        if s.mode == "remote":
+            s.verifier_url = self.verifier_url.text().strip()
+            s.auth_url = self.auth_url.text().strip()
+            s.client_id = self.client_id.text().strip()
+            if self.client_secret.text():
+                self.secrets.set(f"remote:{s.client_id}", self.client_secret.text())
+                secret_changed = True
+        self.client_secret.clear()
+        change_pin = False
+        if self.remove_pin.isChecked():
+            s.kiosk_pin_hash = ""
+            change_pin = True
+        elif self.pin.text():
+            s.set_pin(self.pin.text())
+            change_pin = True
+        self.pin.clear()
+        self.pin_again.clear()
+        after = (s.mode, s.verifier_url, s.auth_url, s.client_id, s.environment)
+        s.save(self._save_dir)
+        self.change = SettingsChange(
+            camera=change_camera,
+            idle_timeout=change_idle,
+            service=before != after or secret_changed,
+            pin=change_pin,
+        )
+        log.info(
+            "settings saved (camera=%s service=%s pin=%s)",
+            self.change.camera,
+            self.change.service,
+            self.change.pin,
+        )
+        self.accept()

@@ -1,0 +1,585 @@
+"""The verify screen: scan, drop, open or paste a payslip code, and read the verdict at a glance.
+
+Four inputs feed one pipeline (:func:`app.verify_flow.verify_reading`, shared with the CLI):
+the camera (through :class:`~app.ui.camera_worker.CameraScanner`, in its own thread), image
+files, PDFs (open dialog or drag and drop) and pasted or typed barcode text (a USB barcode
+scanner "types" the code and presses Enter into the focused field, so that path doubles as
+scanner support). Reading files and calling the service run on the :class:`TaskRunner`, never on
+the GUI thread; each request carries a generation number so a result that arrives after the
+operator moved on (Next, Esc, a newer scan) is dropped instead of popping up over the next person.
+
+Privacy: a result stays on screen for ``settings.idle_timeout`` seconds (countdown on the card)
+or until Next/Esc, then every widget that held it is deleted and the camera may accept the same
+code again. Only outcome states, error codes and request ids are logged.
+
+Kiosk mode: larger type, verify only, no file dialogs (they open the file system to whoever
+stands at the kiosk), settings behind the operator PIN, fully keyboard operable: the code field
+has the focus while scanning, Next has it while a result shows, Esc clears.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDropEvent,
+    QHideEvent,
+    QImage,
+    QKeySequence,
+    QPixmap,
+    QResizeEvent,
+    QShortcut,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.context import AppContext
+from app.inputs.reading import InputError, InputReading, read_image_file, read_pdf
+from app.presentation import error_message
+from app.scan.decoders import decoder_chain
+from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener, opencv_opener
+from app.ui.pin_dialog import PinGuard, ask_pin
+from app.ui.result_card import ResultCard, plain_label
+from app.ui.settings_dialog import SettingsDialog
+from app.ui.style import screen_stylesheet
+from app.ui.tasks import TaskRunner
+from app.verify_flow import Outcome, verify_reading
+
+log = logging.getLogger("app.verify")
+
+SLOW_MS = 1500
+"""After this long without an answer the card says the service is being retried."""
+CAMERA_HINT = "Hold the payslip's QR code inside the frame"
+_PDF_MAGIC = b"%PDF-"
+
+Reader = Callable[[], InputReading]
+
+
+def reading_from_file(path: Path) -> InputReading:
+    """A PDF or an image file, told apart by its first bytes (a file can be named anything).
+
+    Unlike :func:`app.inputs.reading.read_input`, a file without a code is not an error here: it
+    becomes a reading without payloads, which the flow reports as "no code found".
+    """
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1024)
+    except FileNotFoundError:
+        raise InputError(f"{path.name} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"{path.name} is a folder, not a file") from None
+    except OSError:
+        raise InputError(f"{path.name} cannot be read") from None
+    decoder = decoder_chain()
+    if _PDF_MAGIC in head:
+        pdf = read_pdf(path, decoder)
+        return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf)
+    return InputReading(kind="image", payloads=read_image_file(path, decoder))
+
+
+def reading_from_image_bytes(data: bytes) -> InputReading:
+    """The image pipeline on an in-memory PNG or JPEG (the demo samples' rendered badges)."""
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
+    if image is None:
+        raise InputError("the sample image could not be decoded")
+    return InputReading(kind="image", payloads=decoder_chain().decode(image))
+
+
+def sample_badge_png(scan_url: str) -> bytes:
+    """The badge a payslip of this scan URL carries, rendered in memory, never to disk."""
+    from service.protocol.badge import render_badge_png
+
+    return bytes(render_badge_png(scan_url))
+
+
+def _local_files(urls: list[object]) -> list[Path]:
+    paths = []
+    for url in urls:
+        to_local = getattr(url, "toLocalFile", None)
+        if to_local is not None and (text := to_local()):
+            paths.append(Path(text))
+    return paths
+
+
+class VerifyScreen(QWidget):
+    """The verify screen. ``kiosk`` switches to the large, locked-down front-desk layout.
+
+    ``camera_opener``, ``decode_every`` and ``camera_retry_ms`` exist for tests and the bench
+    (a scripted or recorded camera); by default the camera comes from ``settings.camera``.
+
+    Signals:
+        result_shown(str): a final outcome is on the card ("verified", "not_verified", "error").
+        result_cleared(): the card was cleared (Next, Esc or the idle timeout).
+        camera_state(str): "ready" or "lost" when the camera opens or disappears.
+    """
+
+    result_shown = Signal(str)
+    result_cleared = Signal()
+    camera_state = Signal(str)
+
+    def __init__(
+        self,
+        context: AppContext,
+        tasks: TaskRunner,
+        kiosk: bool = False,
+        *,
+        camera_opener: SourceOpener | None = None,
+        decode_every: int = 2,
+        camera_retry_ms: int = 3000,
+        start_camera: bool = True,
+    ) -> None:
+        super().__init__()
+        self.context = context
+        self.tasks = tasks
+        self.kiosk = kiosk
+        self.setObjectName("verifyScreen")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.setStyleSheet(screen_stylesheet(kiosk))
+        self.setAcceptDrops(True)
+        self._camera_opener = camera_opener
+        self._decode_every = decode_every
+        self._camera_retry_ms = camera_retry_ms
+        self._camera_enabled = start_camera
+        self._generation = 0
+        self._pending = False
+        self._last_reader: Reader | None = None
+        self._remaining = 0
+        self._pin_guard = PinGuard(context.settings)
+        self.scanner: CameraScanner | None = None
+        self._pixmap: QPixmap | None = None
+
+        outer = QVBoxLayout(self)
+        margin = 28 if kiosk else 20
+        outer.setContentsMargins(margin, margin - 6, margin, margin)
+        outer.setSpacing(14)
+        outer.addLayout(self._build_header())
+        self.pages = QStackedWidget()
+        self.scan_page = self._build_scan_page()
+        self.result_page = self._build_result_page()
+        self.pages.addWidget(self.scan_page)
+        self.pages.addWidget(self.result_page)
+        outer.addWidget(self.pages, 1)
+
+        self._countdown = QTimer(self)
+        self._countdown.setInterval(1000)
+        self._countdown.timeout.connect(self._tick_countdown)
+        self._slow = QTimer(self)
+        self._slow.setSingleShot(True)
+        self._slow.setInterval(SLOW_MS)
+        self._slow.timeout.connect(self._still_waiting)
+        escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        escape.activated.connect(self.clear_result)
+        self._set_tab_order()
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def _build_header(self) -> QHBoxLayout:
+        header = QHBoxLayout()
+        words = QVBoxLayout()
+        words.setSpacing(2)
+        words.addWidget(plain_label("Verify a payslip", "screenTitle"))
+        words.addWidget(
+            plain_label(
+                "Scan its QR code, drop the PDF or a photo, or paste the code text.",
+                "screenSubtitle",
+                wrap=True,
+            )
+        )
+        header.addLayout(words, 1)
+        self.settings_button = QPushButton("Operator settings…" if self.kiosk else "Settings…")
+        self.settings_button.setObjectName("settingsButton")
+        self.settings_button.setAutoDefault(True)
+        self.settings_button.setToolTip(
+            "Camera, privacy timeout and service (PIN required)"
+            if self.kiosk
+            else "Camera, privacy timeout and service"
+        )
+        self.settings_button.clicked.connect(self.open_settings)
+        header.addWidget(self.settings_button, 0, Qt.AlignmentFlag.AlignTop)
+        return header
+
+    def _build_scan_page(self) -> QWidget:
+        page = QWidget()
+        row = QHBoxLayout(page)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(18)
+
+        camera = QFrame()
+        camera.setObjectName("panel")
+        column = QVBoxLayout(camera)
+        column.setContentsMargins(14, 14, 14, 14)
+        column.setSpacing(10)
+        column.addWidget(plain_label("CAMERA", "sectionTitle"))
+        self.preview = QLabel("Starting the camera…")
+        self.preview.setObjectName("preview")
+        self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.preview.setMinimumSize(240, 180)
+        self.preview.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        self.preview.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        column.addWidget(self.preview, 1)
+        self.camera_status = plain_label(
+            CAMERA_HINT if self._camera_enabled else "Camera off", "cameraStatus", wrap=True
+        )
+        column.addWidget(self.camera_status)
+        row.addWidget(camera, 3)
+
+        inputs = QFrame()
+        inputs.setObjectName("panel")
+        stack = QVBoxLayout(inputs)
+        stack.setContentsMargins(18, 14, 18, 18)
+        stack.setSpacing(10)
+
+        self.open_image_button = QPushButton("Open image…")
+        self.open_pdf_button = QPushButton("Open PDF…")
+        if not self.kiosk:
+            stack.addWidget(plain_label("FILE", "sectionTitle"))
+            buttons = QHBoxLayout()
+            for button, handler in (
+                (self.open_image_button, self.choose_image),
+                (self.open_pdf_button, self.choose_pdf),
+            ):
+                button.setAutoDefault(True)
+                button.clicked.connect(handler)
+                buttons.addWidget(button)
+            buttons.addStretch(1)
+            stack.addLayout(buttons)
+            stack.addWidget(
+                plain_label(
+                    "Or drop a PDF, PNG or JPEG anywhere on this screen.", "hint", wrap=True
+                )
+            )
+            stack.addSpacing(8)
+        else:
+            self.open_image_button.hide()
+            self.open_pdf_button.hide()
+
+        stack.addWidget(plain_label("CODE TEXT", "sectionTitle"))
+        entry = QHBoxLayout()
+        self.code_field = QLineEdit()
+        self.code_field.setObjectName("codeField")
+        self.code_field.setPlaceholderText("Paste or scan the code text, then press Enter")
+        self.code_field.setAccessibleName("Code text")
+        self.code_field.setClearButtonEnabled(True)
+        self.code_field.setMaxLength(13000)  # the protocol's barcode limit (PROTOCOL §6)
+        self.code_field.setAcceptDrops(False)  # a dropped file should reach the screen's drop
+        self.code_field.returnPressed.connect(self.submit_text)
+        self.verify_button = QPushButton("Verify")
+        self.verify_button.setObjectName("primary")
+        self.verify_button.setAutoDefault(True)
+        self.verify_button.clicked.connect(self.submit_text)
+        entry.addWidget(self.code_field, 1)
+        entry.addWidget(self.verify_button)
+        stack.addLayout(entry)
+
+        self.sample_buttons: list[QPushButton] = []
+        demo = self.context.demo
+        if demo is not None and demo.samples:
+            stack.addSpacing(8)
+            stack.addWidget(plain_label("TRY A SAMPLE", "sectionTitle"))
+            stack.addWidget(
+                plain_label(
+                    "Demo payslips with invented people. Each one is rendered as a badge and "
+                    "read like a photo.",
+                    "hint",
+                    wrap=True,
+                )
+            )
+            for sample in demo.samples:
+                button = QPushButton(sample.label)
+                button.setObjectName("sample")
+                button.setAutoDefault(True)
+                button.setMinimumWidth(0)
+                button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+                button.setToolTip(sample.label)
+                button.clicked.connect(lambda _=False, url=sample.scan_url: self.try_sample(url))
+                stack.addWidget(button)
+                self.sample_buttons.append(button)
+        stack.addStretch(1)
+        row.addWidget(inputs, 2)
+        return page
+
+    def _build_result_page(self) -> QWidget:
+        self.card = ResultCard(self.kiosk)
+        self.card.next_requested.connect(self.clear_result)
+        self.card.retry_requested.connect(self.retry)
+        self.card.shown.connect(self.result_shown)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.card)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        return scroll
+
+    def _set_tab_order(self) -> None:
+        chain: list[QWidget] = [self.code_field, self.verify_button, *self.sample_buttons]
+        if not self.kiosk:
+            chain = [self.open_image_button, self.open_pdf_button, *chain]
+        chain.append(self.settings_button)
+        for first, second in itertools.pairwise(chain):
+            QWidget.setTabOrder(first, second)
+
+    # -- inputs -------------------------------------------------------------------------------
+
+    def submit_text(self) -> None:
+        """Verify the pasted or typed code text (also what a USB barcode scanner types)."""
+        text = self.code_field.text().strip()
+        if not text:
+            self.code_field.setFocus()
+            return
+        self._verify(lambda: InputReading(kind="text", payloads=[text]), "text")
+
+    def open_path(self, path: str | Path) -> None:
+        """Verify a PDF or image file (open dialogs and drops end here)."""
+        file = Path(path)
+        self._verify(lambda: reading_from_file(file), "file")
+
+    def try_sample(self, scan_url: str) -> None:
+        """Demo: render a sample's badge in memory and read it like a photo of the badge."""
+        self._verify(lambda: reading_from_image_bytes(sample_badge_png(scan_url)), "sample")
+
+    def choose_image(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a photo or scan of the badge", "", "Images (*.png *.jpg *.jpeg)"
+        )
+        if path:
+            self.open_path(path)
+
+    def choose_pdf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a payslip PDF", "", "PDF (*.pdf)")
+        if path:
+            self.open_path(path)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+        if _local_files(list(event.mimeData().urls())):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+        files = _local_files(list(event.mimeData().urls()))
+        if not files:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.open_path(files[0])
+
+    def _on_camera_code(self, text: str) -> None:
+        self._verify(lambda: InputReading(kind="image", payloads=[text]), "camera")
+
+    # -- the pipeline -------------------------------------------------------------------------
+
+    def _verify(self, reader: Reader, source: str) -> None:
+        client = self.context.verifier  # read now: a test or a settings change may swap it
+        self._generation += 1
+        generation = self._generation
+        self._last_reader = reader
+        self._pending = True
+        self._countdown.stop()
+        self.card.show_pending()
+        self.card.banner.next_button.setText("Cancel  (Esc)")
+        self.pages.setCurrentWidget(self.result_page)
+        self.card.banner.next_button.setFocus()
+        self._slow.start()
+
+        def job() -> Outcome:
+            return verify_reading(client, reader())
+
+        self.tasks.run(
+            job,
+            lambda outcome: self._finished(generation, source, outcome),
+            lambda exc: self._failed(generation, source, exc),
+        )
+
+    def retry(self) -> None:
+        """Ask the service again about the same input (after a network or service problem)."""
+        if self._last_reader is not None:
+            self._verify(self._last_reader, "retry")
+
+    def _still_waiting(self) -> None:
+        if self._pending:
+            self.card.show_pending(slow=True)
+            self.card.banner.next_button.setText("Cancel  (Esc)")
+
+    def _finished(self, generation: int, source: str, outcome: Outcome) -> None:
+        if generation != self._generation:
+            return  # the operator moved on; never show a stale result
+        log.info(
+            "verify source=%s state=%s code=%s request_id=%s",
+            source,
+            outcome.state,
+            outcome.code or "-",
+            outcome.request_id or "-",
+        )
+        self._show(outcome)
+
+    def _failed(self, generation: int, source: str, exc: Exception) -> None:
+        if generation != self._generation:
+            return
+        if isinstance(exc, InputError):
+            log.info("verify source=%s input unreadable", source)
+            outcome = Outcome("error", "CANNOT READ THIS FILE", str(exc))
+        else:
+            log.error("verify source=%s failed: %s", source, type(exc).__name__)
+            outcome = Outcome("error", "CANNOT VERIFY", error_message(None))
+        self._show(outcome)
+
+    def _show(self, outcome: Outcome) -> None:
+        self._pending = False
+        self._slow.stop()
+        self.pages.setCurrentWidget(self.result_page)
+        self._remaining = max(1, int(self.context.settings.idle_timeout))
+        self.card.set_countdown(self._remaining)
+        self.card.banner.next_button.setText("Next  (Esc)")
+        self.card.show_outcome(outcome)
+        self._countdown.start()
+        self.card.banner.next_button.setFocus()
+
+    def _tick_countdown(self) -> None:
+        self._remaining -= 1
+        if self._remaining <= 0:
+            self.clear_result()
+        else:
+            self.card.set_countdown(self._remaining)
+
+    def clear_result(self) -> None:
+        """Forget the result (or cancel the pending one) and go back to scanning."""
+        self._generation += 1
+        self._pending = False
+        self._last_reader = None
+        self._slow.stop()
+        self._countdown.stop()
+        self.card.clear()
+        # setText, not clear(): clear() is undoable, and Ctrl+Z would bring the last code back.
+        self.code_field.setText("")
+        self.pages.setCurrentWidget(self.scan_page)
+        if self.scanner is not None:
+            self.scanner.release()
+        self.code_field.setFocus()
+        self.result_cleared.emit()
+
+    @property
+    def showing_result(self) -> bool:
+        return self.pages.currentWidget() is self.result_page
+
+    # -- settings -----------------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        """The settings dialog; in kiosk mode only after the operator PIN."""
+        if self.kiosk and not ask_pin(self._pin_guard, self):
+            return
+        dialog = SettingsDialog(self.context.settings, self.context.secrets, self)
+        try:
+            if dialog.exec() != SettingsDialog.DialogCode.Accepted:
+                return
+            change = dialog.change
+        finally:
+            dialog.deleteLater()
+        if change.camera and self.scanner is not None:
+            self.restart_camera()
+
+    # -- camera -------------------------------------------------------------------------------
+
+    def start_camera(self) -> None:
+        if self.scanner is not None or not self._camera_enabled:
+            return
+        opener = self._camera_opener or opencv_opener(self.context.settings.camera)
+        scanner = CameraScanner(
+            opener, decode_every=self._decode_every, retry_ms=self._camera_retry_ms, parent=self
+        )
+        scanner.preview.connect(self._show_preview)
+        scanner.code_accepted.connect(self._on_camera_code)
+        scanner.camera_ready.connect(self._camera_ready)
+        scanner.camera_lost.connect(self._camera_lost)
+        self.scanner = scanner
+        self.camera_status.setText("Starting the camera…")
+        scanner.start()
+
+    def stop_camera(self) -> None:
+        scanner, self.scanner = self.scanner, None
+        if scanner is not None:
+            scanner.stop()
+            scanner.deleteLater()
+
+    def restart_camera(self) -> None:
+        self.stop_camera()
+        self.start_camera()
+
+    def _camera_ready(self, description: str) -> None:
+        self._set_camera_problem(False)
+        self.camera_status.setText(CAMERA_HINT)
+        self.camera_status.setToolTip(description)
+        self.camera_state.emit("ready")
+
+    def _camera_lost(self, message: str) -> None:
+        self._pixmap = None
+        self.preview.clear()
+        self.preview.setText("No camera picture")
+        self._set_camera_problem(True)
+        seconds = max(1, round(self._camera_retry_ms / 1000))
+        self.camera_status.setText(f"{message}. Trying again every {seconds} s.")
+        self.camera_state.emit("lost")
+
+    def _set_camera_problem(self, problem: bool) -> None:
+        self.camera_status.setProperty("problem", problem)
+        self.camera_status.style().unpolish(self.camera_status)
+        self.camera_status.style().polish(self.camera_status)
+
+    def _show_preview(self, image: QImage) -> None:
+        self._pixmap = QPixmap.fromImage(image)
+        self._paint_preview()
+
+    def _paint_preview(self) -> None:
+        if self._pixmap is None:
+            return
+        self.preview.setPixmap(
+            self._pixmap.scaled(
+                self.preview.size(),
+                Qt.AspectRatioMode.KeepAspectRatio,
+                Qt.TransformationMode.SmoothTransformation,
+            )
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._paint_preview()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.start_camera()
+        if not self.showing_result:
+            self.code_field.setFocus()
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt's name
+        super().hideEvent(event)
+        if not event.spontaneous():  # another screen was chosen, not a minimised window
+            self.stop_camera()
+
+    def shutdown(self) -> None:
+        """Stop the camera thread and drop any result; MainWindow calls this on close."""
+        self._camera_enabled = False
+        self.stop_camera()
+        self.clear_result()
+
+
+__all__ = ["CAMERA_LOST_MESSAGE", "VerifyScreen", "reading_from_file", "reading_from_image_bytes"]

@@ -1,0 +1,249 @@
+"""The result card on its own: what a person reads for each kind of outcome (no service needed)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QLabel, QPushButton
+
+from app.presentation import error_message
+from app.ui.result_card import UNREACHABLE_TEXT, ResultCard
+from app.verify_flow import Attempt, Outcome
+
+pytestmark = pytest.mark.gui
+
+RESULT: dict[str, Any] = {
+    "verified": True,
+    "service_reference": "kQffJ_u45KZ8_Mnxedo60A",
+    "payslip": {
+        "schema": "au.payslip.v1",
+        "issued_at": "2026-11-13T09:00:00Z",
+        "payslip_non_pii": {
+            "period_start": "2026-10-30",
+            "period_end": "2026-11-12",
+            "payment_date": "2026-11-13",
+            "currency": "AUD",
+            "gross_cents": 384615,
+            "paygw_cents": 78200,
+            "net_cents": 306415,
+            "ytd_gross_cents": 3461535,
+            "ytd_paygw_cents": 703800,
+            "earnings": [
+                {"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800},
+                {"type": "allowance", "allowance_type": "laundry", "amount_cents": 19815},
+            ],
+            "deductions": [{"type": "union_fees", "amount_cents": 1500}],
+            "superannuation": [
+                {"contribution_type": "superannuation_guarantee", "amount_cents": 46154}
+            ],
+        },
+        "status": "active",
+        "issuer": {"issuer_id": "i-1", "name": "Demo Payroll Pty Ltd"},
+        "registered_at": "2026-11-13T09:00:01.000Z",
+    },
+    "employee": {
+        "employee_name": "Alex Example",
+        "position": "Store Manager",
+        "bsb": "062-000",
+        "account_number": "12345678",
+        "account_name": "A Example",
+    },
+    "decrypted_at": "2026-11-21T10:00:00.000Z",
+}
+
+
+def verified() -> Outcome:
+    return Outcome(
+        "verified",
+        "VERIFIED",
+        "This payslip matches its registered record.",
+        [Attempt(result=copy.deepcopy(RESULT))],
+    )
+
+
+@pytest.fixture
+def card(qtbot: Any, no_leaks: None) -> Iterator[ResultCard]:
+    widget = ResultCard()
+    qtbot.addWidget(widget)
+    widget.resize(1100, 720)
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    widget.close()
+
+
+def shot(card: ResultCard, screenshot_dir: Path, name: str) -> None:
+    path = screenshot_dir / f"{name}.png"
+    assert card.grab().save(str(path))
+    assert path.stat().st_size > 0
+
+
+def test_verified_reads_like_a_payslip(card: ResultCard, qtbot: Any, screenshot_dir: Path) -> None:
+    with qtbot.waitSignal(card.shown) as shown:
+        card.show_outcome(verified())
+    assert shown.args == ["verified"]
+    texts = card.visible_texts()
+    for expected in (
+        "VERIFIED",
+        "Demo Payroll Pty Ltd",
+        "30 Oct 2026 – 12 Nov 2026",
+        "13 Nov 2026",
+        "$3,846.15 AUD",
+        "$782.00 AUD",
+        "$3,064.15 AUD",
+        "$34,615.35 AUD",
+        "Ordinary",
+        "76 × $48.00 AUD",
+        "Allowance (Laundry)",
+        "Union fees",
+        "Superannuation guarantee",
+        "Alex Example",
+        "•••••678",
+        "kQffJ_u45KZ8_Mnxedo60A",
+        "2026-11-21 10:00:00.000 UTC",
+    ):
+        assert expected in texts, expected
+    assert "12345678" not in texts
+    # The verdict is told in words and by an icon, not by colour alone.
+    assert card.banner.icon.pixmap() is not None and not card.banner.icon.pixmap().isNull()
+    assert card.banner.icon.accessibleName() == "Verified"
+    shot(card, screenshot_dir, "verified")
+
+
+def test_reveal_shows_the_account_until_the_next_result(card: ResultCard, qtbot: Any) -> None:
+    card.show_outcome(verified())
+    reveal = next(b for b in card.findChildren(QPushButton) if b.text() == "Reveal account")
+    qtbot.mouseClick(reveal, pytest.importorskip("PySide6.QtCore").Qt.MouseButton.LeftButton)
+    assert "12345678" in card.visible_texts()
+    assert "Hide account" in card.visible_texts()
+    card.show_outcome(verified())
+    assert "12345678" not in card.visible_texts()
+    assert "•••••678" in card.visible_texts()
+
+
+def test_revoked_is_not_verified_with_the_payslip_shown(
+    card: ResultCard, screenshot_dir: Path
+) -> None:
+    result = copy.deepcopy(RESULT)
+    result["verified"] = False
+    result["payslip"]["status"] = "revoked"
+    card.show_outcome(Outcome("not_verified", "NOT VERIFIED", "Revoked.", [Attempt(result=result)]))
+    texts = card.visible_texts()
+    assert "NOT VERIFIED" in texts
+    assert "PAYSLIP (REVOKED)" in texts
+    assert "Revoked" in texts
+    assert card.banner.icon.accessibleName() == "Not verified"
+    shot(card, screenshot_dir, "revoked")
+
+
+@pytest.mark.parametrize(
+    ("state", "code", "retry"),
+    [
+        ("not_verified", "DECRYPTION_FAILED", False),
+        ("not_verified", "SERVICE_REFERENCE_NOT_FOUND", False),
+        ("error", "SERVICE_UNREACHABLE", True),
+        ("error", "RATE_LIMITED", True),
+        ("error", "UNAUTHORIZED", False),
+    ],
+)
+def test_errors_in_plain_words_with_the_request_id(
+    card: ResultCard, state: str, code: str, retry: bool
+) -> None:
+    headline = "NOT VERIFIED" if state == "not_verified" else "CANNOT VERIFY"
+    outcome = Outcome(
+        state,  # type: ignore[arg-type]
+        headline,
+        error_message(code),
+        [Attempt(code=code, request_id="req-42")],
+    )
+    card.show_outcome(outcome)
+    texts = card.visible_texts()
+    assert headline in texts
+    assert error_message(code) in texts
+    assert code in texts
+    assert "req-42" in texts
+    assert ("Try again" in texts) is retry
+    expected_icon = "Not verified" if state == "not_verified" else "Warning"
+    assert card.banner.icon.accessibleName() == expected_icon
+
+
+def test_try_again_asks_for_a_retry(card: ResultCard, qtbot: Any) -> None:
+    card.show_outcome(
+        Outcome(
+            "error",
+            "CANNOT VERIFY",
+            error_message("SERVICE_UNAVAILABLE"),
+            [Attempt(code="SERVICE_UNAVAILABLE")],
+        )
+    )
+    button = next(b for b in card.findChildren(QPushButton) if b.text() == "Try again")
+    with qtbot.waitSignal(card.retry_requested):
+        button.click()
+
+
+def test_disagreeing_pdf_shows_both_results_and_why(card: ResultCard, screenshot_dir: Path) -> None:
+    other = copy.deepcopy(RESULT)
+    other["service_reference"] = "OTHER_reference_000001"
+    other["employee"]["employee_name"] = "Someone Else"
+    other["payslip"]["payslip_non_pii"]["net_cents"] = 999999
+    outcome = Outcome(
+        "not_verified",
+        "NOT VERIFIED",
+        error_message("CONFLICTING_CODES"),
+        [Attempt(result=copy.deepcopy(RESULT)), Attempt(result=other)],
+        disagreement=True,
+    )
+    card.show_outcome(outcome)
+    texts = card.visible_texts()
+    assert "NOT VERIFIED" in texts
+    assert error_message("CONFLICTING_CODES") in texts
+    assert "HIDDEN DATA IN THE PDF" in texts
+    assert "PRINTED QR CODE ON THE PAGE" in texts
+    assert "Alex Example" in texts and "Someone Else" in texts
+    assert "$3,064.15 AUD" in texts and "$9,999.99 AUD" in texts
+    shot(card, screenshot_dir, "disagreement")
+
+
+def test_disagreement_with_one_side_failing(card: ResultCard) -> None:
+    outcome = Outcome(
+        "not_verified",
+        "NOT VERIFIED",
+        error_message("CONFLICTING_CODES"),
+        [
+            Attempt(result=copy.deepcopy(RESULT)),
+            Attempt(code="SERVICE_REFERENCE_NOT_FOUND", request_id="req-7"),
+        ],
+        disagreement=True,
+    )
+    card.show_outcome(outcome)
+    texts = card.visible_texts()
+    assert error_message("SERVICE_REFERENCE_NOT_FOUND") in texts
+    assert "req-7" in texts
+
+
+def test_issuer_text_is_never_markup(card: ResultCard) -> None:
+    result = copy.deepcopy(RESULT)
+    result["payslip"]["issuer"]["name"] = "<b>Evil</b> <a href='x'>Payroll</a>"
+    card.show_outcome(Outcome("verified", "VERIFIED", "ok", [Attempt(result=result)]))
+    label = next(lab for lab in card.findChildren(QLabel) if lab.text().startswith("<b>Evil"))
+    from PySide6.QtCore import Qt
+
+    assert label.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_pending_then_slow_then_clear(card: ResultCard, screenshot_dir: Path) -> None:
+    card.show_pending()
+    assert "CHECKING…" in card.visible_texts()
+    card.show_pending(slow=True)
+    assert any(UNREACHABLE_TEXT in text for text in card.visible_texts())
+    shot(card, screenshot_dir, "slow")
+    card.show_outcome(verified())
+    card.set_countdown(42)
+    assert "Clears in 42 s" in card.visible_texts()
+    card.clear()
+    assert card.visible_texts() == []
+    assert card.outcome is None

@@ -1,0 +1,683 @@
+"""The verify screen end to end against the real embedded demo service, offscreen.
+
+Every input path (demo samples, image file, PDF, pasted text, a recorded camera) must put the
+right payslip on the card; errors must read in plain words; results must clear by themselves;
+the kiosk must work from the keyboard; and a dead service or camera must never need a restart.
+Each screen test saves a screenshot under tmp_path.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from pypdf import PdfWriter
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QPushButton
+
+from app.api_client import ApiClient
+from app.api_errors import ApiError
+from app.context import AppContext
+from app.presentation import ERROR_MESSAGES, error_message
+from app.settings import SecretStore, Settings
+from app.ui import verify_screen as verify_screen_module
+from app.ui.camera_worker import CAMERA_LOST_MESSAGE
+from app.ui.pin_dialog import MAX_TRIES, PinDialog, PinGuard
+from app.ui.result_card import UNREACHABLE_TEXT
+from app.ui.settings_dialog import SettingsDialog
+from app.ui.tasks import TaskRunner
+from app.ui.verify_screen import VerifyScreen
+from service.demo import DemoSample
+from service.protocol.badge import render_badge_png
+from service.protocol.barcode_text import build_payload_v2, parse_barcode
+from service.protocol.pdf_stamp import stamp_badge
+
+pytestmark = pytest.mark.gui
+
+AU_NET = "$3,064.15 AUD"
+NZ_NET = "$2,659.75 NZD"
+ISSUER = "Demo Payroll Pty Ltd"
+AU_MASKED = "•••••678"
+RESULT_TIMEOUT = 15000
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def sample(context: AppContext, prefix: str) -> DemoSample:
+    assert context.demo is not None
+    return next(s for s in context.demo.samples if s.label.startswith(prefix))
+
+
+def badge_grey(scan_url: str) -> np.ndarray:
+    image = cv2.imdecode(np.frombuffer(render_badge_png(scan_url), np.uint8), cv2.IMREAD_GRAYSCALE)
+    assert image is not None
+    return image
+
+
+def camera_frame(badge: np.ndarray | None, seed: int, *, height: int = 560) -> np.ndarray:
+    """A 960x720 BGR "phone camera" frame: the badge tilted, blurred and noisy on a desk."""
+    rng = np.random.default_rng(seed)
+    frame = np.full((720, 960), 150, np.float64)
+    if badge is not None:
+        width = round(height * badge.shape[1] / badge.shape[0])  # keep the badge's proportions
+        scaled = cv2.resize(badge, (width, height), interpolation=cv2.INTER_AREA)
+        # Perspective: the right edge leans away by ~15 degrees, then a slight rotation.
+        shrink = height * 0.06
+        src = np.array([[0, 0], [width, 0], [width, height], [0, height]], dtype=np.float32)
+        dst = np.array(
+            [[0, 0], [width, shrink], [width, height - shrink], [0, height]], dtype=np.float32
+        )
+        size = (width, height)
+        warped = cv2.warpPerspective(
+            scaled, cv2.getPerspectiveTransform(src, dst), size, borderValue=255
+        )
+        rotation = cv2.getRotationMatrix2D((width / 2, height / 2), 4 + seed % 3, 1.0)
+        warped = cv2.warpAffine(warped, rotation, size, borderValue=255)
+        y, x = (720 - height) // 2, (960 - width) // 2
+        frame[y : y + height, x : x + width] = warped
+    blurred = cv2.GaussianBlur(frame, (0, 0), 1.1) + rng.normal(0, 9, frame.shape)
+    grey = np.clip(blurred, 0, 255).astype(np.uint8)
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+
+
+def write_video(path: Path, frames: list[np.ndarray], fps: float = 30.0) -> Path:
+    height, width = frames[0].shape[:2]
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), fps, (width, height))
+    assert writer.isOpened()
+    for frame in frames:
+        writer.write(frame)
+    writer.release()
+    return path
+
+
+def blank_pdf() -> bytes:
+    writer = PdfWriter()
+    writer.add_blank_page(595, 842)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def closed_port_url() -> str:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return f"http://127.0.0.1:{port}"
+
+
+def shot(screen: VerifyScreen, screenshot_dir: Path, name: str) -> None:
+    path = screenshot_dir / f"{name}.png"
+    assert screen.grab().save(str(path))
+    assert path.stat().st_size > 10_000
+
+
+class FakeVerifier:
+    """A verifier that answers every call with one error, for codes a demo cannot produce."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def verify_payload(self, barcode: str) -> dict[str, Any]:
+        raise ApiError(self.code, 500, "synthetic", request_id="req-test-1")
+
+    def close(self) -> None:
+        pass
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def make_screen(
+    qtbot: Any, no_leaks: None, demo_context: AppContext, tmp_path: Path
+) -> Iterator[Callable[..., VerifyScreen]]:
+    """Screens over the demo service; no real camera is probed unless a test sets one."""
+    demo_context.settings.camera = str(tmp_path / "no-camera.avi")
+    made: list[tuple[VerifyScreen, TaskRunner]] = []
+
+    def make(kiosk: bool = False, **options: Any) -> VerifyScreen:
+        tasks = TaskRunner()
+        screen = VerifyScreen(demo_context, tasks, kiosk=kiosk, **options)
+        qtbot.addWidget(screen)
+        screen.resize(1366, 860) if kiosk else screen.resize(1180, 800)
+        screen.show()
+        qtbot.waitExposed(screen)
+        made.append((screen, tasks))
+        return screen
+
+    yield make
+    for screen, tasks in made:
+        screen.shutdown()
+        assert tasks.wait(20000)
+        screen.close()
+
+
+def wait_result(qtbot: Any, screen: VerifyScreen, action: Callable[[], None]) -> str:
+    with qtbot.waitSignal(screen.result_shown, timeout=RESULT_TIMEOUT) as shown:
+        action()
+    return str(shown.args[0])
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+
+def test_demo_samples_verify_through_the_image_pipeline(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    screenshot_dir: Path,
+) -> None:
+    screen = make_screen()
+    assert demo_context.demo is not None
+    assert [b.text() for b in screen.sample_buttons] == [s.label for s in demo_context.demo.samples]
+    shot(screen, screenshot_dir, "scan_page")
+    state = wait_result(qtbot, screen, screen.sample_buttons[0].click)
+    assert state == "verified"
+    texts = screen.card.visible_texts()
+    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED, "Alex Example"):
+        assert expected in texts
+    assert "12345678" not in texts
+    shot(screen, screenshot_dir, "sample_verified")
+
+    revoked = next(b for b in screen.sample_buttons if b.text().startswith("Revoked"))
+    assert wait_result(qtbot, screen, revoked.click) == "not_verified"
+    texts = screen.card.visible_texts()
+    assert "NOT VERIFIED" in texts
+    assert any("revoked" in text for text in texts)
+    shot(screen, screenshot_dir, "sample_revoked")
+
+
+def test_image_file_from_the_open_dialog(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+    screenshot_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nz = sample(demo_context, "NZ")
+    photo = camera_frame(badge_grey(nz.scan_url), seed=3)
+    path = tmp_path / "photo of badge.jpg"
+    assert cv2.imwrite(str(path), photo, [cv2.IMWRITE_JPEG_QUALITY, 60])
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    screen = make_screen()
+    assert wait_result(qtbot, screen, screen.open_image_button.click) == "verified"
+    texts = screen.card.visible_texts()
+    for expected in ("VERIFIED", ISSUER, NZ_NET, "Sam Sample", "••-••••-••••••3-00"):
+        assert expected in texts
+    shot(screen, screenshot_dir, "image_verified")
+
+
+def test_pdf_with_metadata_dropped_on_the_screen(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+    screenshot_dir: Path,
+) -> None:
+    au = sample(demo_context, "AU")
+    path = tmp_path / "payslip.pdf"
+    path.write_bytes(stamp_badge(blank_pdf(), render_badge_png(au.scan_url), au.payload))
+    screen = make_screen()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    drop = QDropEvent(
+        QPointF(200, 200),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    assert wait_result(qtbot, screen, lambda: screen.dropEvent(drop)) == "verified"
+    assert drop.isAccepted()
+    texts = screen.card.visible_texts()
+    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED):
+        assert expected in texts
+    shot(screen, screenshot_dir, "pdf_verified")
+
+
+def test_pdf_whose_metadata_and_qr_disagree(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+    screenshot_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    au, nz = sample(demo_context, "AU"), sample(demo_context, "NZ")
+    path = tmp_path / "tampered.pdf"
+    # The printed badge is the NZ payslip, the hidden metadata the AU one.
+    path.write_bytes(stamp_badge(blank_pdf(), render_badge_png(nz.scan_url), au.payload))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    screen = make_screen()
+    assert wait_result(qtbot, screen, screen.open_pdf_button.click) == "not_verified"
+    texts = screen.card.visible_texts()
+    assert "NOT VERIFIED" in texts
+    assert error_message("CONFLICTING_CODES") in texts
+    assert "HIDDEN DATA IN THE PDF" in texts and "PRINTED QR CODE ON THE PAGE" in texts
+    assert AU_NET in texts and NZ_NET in texts
+    shot(screen, screenshot_dir, "pdf_disagreement")
+
+
+def test_pasted_text_and_enter(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    screenshot_dir: Path,
+) -> None:
+    au = sample(demo_context, "AU")
+    screen = make_screen()
+    screen.code_field.setText(f"  {au.payload}\n")
+    state = wait_result(qtbot, screen, lambda: qtbot.keyClick(screen.code_field, Qt.Key.Key_Return))
+    assert state == "verified"
+    texts = screen.card.visible_texts()
+    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED):
+        assert expected in texts
+    shot(screen, screenshot_dir, "text_verified")
+
+
+def test_an_image_without_a_code_says_so(
+    make_screen: Callable[..., VerifyScreen], qtbot: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "holiday.png"
+    assert cv2.imwrite(str(path), camera_frame(None, seed=1))
+    screen = make_screen()
+    assert wait_result(qtbot, screen, lambda: screen.open_path(path)) == "error"
+    assert "NO CODE FOUND" in screen.card.visible_texts()
+    assert error_message("NO_CODE_FOUND") in screen.card.visible_texts()
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.7 not really")
+    assert wait_result(qtbot, screen, lambda: screen.open_path(tmp_path / "broken.pdf")) == "error"
+    assert "CANNOT READ THIS FILE" in screen.card.visible_texts()
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+def _tampered(payload: str) -> str:
+    parsed = parse_barcode(payload)
+    flipped = bytes([parsed.ciphertext[0] ^ 0x01]) + parsed.ciphertext[1:]
+    return build_payload_v2(parsed.service_reference, flipped)
+
+
+def _unknown_reference(payload: str) -> str:
+    parsed = parse_barcode(payload)
+    return build_payload_v2("AAAAAAAAAAAAAAAAAAAAAA", parsed.ciphertext)
+
+
+@pytest.mark.parametrize(
+    ("make_text", "code"),
+    [
+        (_tampered, "DECRYPTION_FAILED"),
+        (_unknown_reference, "SERVICE_REFERENCE_NOT_FOUND"),
+        (lambda payload: "hello, not a payslip", "VALIDATION_FAILED"),
+    ],
+    ids=["tampered", "unknown-reference", "not-a-code"],
+)
+def test_not_genuine_codes_explained_by_the_real_service(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    screenshot_dir: Path,
+    make_text: Callable[[str], str],
+    code: str,
+) -> None:
+    screen = make_screen()
+    screen.code_field.setText(make_text(sample(demo_context, "AU").payload))
+    assert wait_result(qtbot, screen, screen.verify_button.click) == "not_verified"
+    texts = screen.card.visible_texts()
+    assert "NOT VERIFIED" in texts
+    assert error_message(code) in texts
+    assert code in texts
+    assert screen.card.outcome is not None and screen.card.outcome.request_id in texts
+    shot(screen, screenshot_dir, f"error_{code.lower()}")
+
+
+NOT_GENUINE = {
+    "DECRYPTION_FAILED",
+    "SERVICE_REFERENCE_NOT_FOUND",
+    "VALIDATION_FAILED",
+    "KEY_VERSION_UNAVAILABLE",
+}
+LOCAL_CODES = {"NO_CODE_FOUND", "INPUT_UNREADABLE", "CONFLICTING_CODES"}
+"""Codes the app itself produces; each has its own test above or below."""
+
+
+@pytest.mark.parametrize("code", sorted(set(ERROR_MESSAGES) - LOCAL_CODES))
+def test_every_other_error_code_has_its_message(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    code: str,
+) -> None:
+    """Every code the service or the client can report, including ones a demo cannot produce."""
+    headline = "NOT VERIFIED" if code in NOT_GENUINE else "CANNOT VERIFY"
+    monkeypatch.setattr(demo_context, "verifier", FakeVerifier(code))
+    screen = make_screen()
+    screen.code_field.setText(sample(demo_context, "AU").payload)
+    wait_result(qtbot, screen, screen.submit_text)
+    texts = screen.card.visible_texts()
+    assert headline in texts
+    assert error_message(code) in texts
+    assert "req-test-1" in texts
+
+
+def test_wrong_credentials_are_a_desk_problem(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert demo_context.service is not None
+    url = demo_context.service.url
+    wrong = ApiClient(url, "no-such-client", "wrong", verifier_url=url, deadline=5.0)
+    monkeypatch.setattr(demo_context, "verifier", wrong)
+    screen = make_screen()
+    screen.code_field.setText(sample(demo_context, "AU").payload)
+    try:
+        assert wait_result(qtbot, screen, screen.submit_text) == "error"
+    finally:
+        wrong.close()
+    texts = screen.card.visible_texts()
+    assert "CANNOT VERIFY" in texts
+    assert error_message("UNAUTHORIZED") in texts
+
+
+def test_service_down_then_back_without_a_restart(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    screenshot_dir: Path,
+) -> None:
+    working = demo_context.verifier
+    dead = ApiClient(
+        closed_port_url(),
+        "desk",
+        "secret",
+        verifier_url=closed_port_url(),
+        deadline=2.5,
+        timeout=1.0,
+    )
+    monkeypatch.setattr(demo_context, "verifier", dead)
+    # Say "retrying" well before the client gives up (its backoff is random).
+    monkeypatch.setattr(verify_screen_module, "SLOW_MS", 200)
+    screen = make_screen()
+    screen.code_field.setText(sample(demo_context, "AU").payload)
+    with qtbot.waitSignal(screen.result_shown, timeout=RESULT_TIMEOUT) as shown:
+        screen.submit_text()
+        qtbot.waitUntil(
+            lambda: any(UNREACHABLE_TEXT in t for t in screen.card.visible_texts()), timeout=5000
+        )
+        shot(screen, screenshot_dir, "service_retrying")
+    dead.close()
+    assert shown.args == ["error"]
+    texts = screen.card.visible_texts()
+    assert "CANNOT VERIFY" in texts
+    assert error_message("SERVICE_UNREACHABLE") in texts
+    shot(screen, screenshot_dir, "service_unreachable")
+
+    monkeypatch.setattr(demo_context, "verifier", working)  # the service is back
+    retry = next(b for b in screen.card.findChildren(QPushButton) if b.text() == "Try again")
+    assert wait_result(qtbot, screen, retry.click) == "verified"
+    assert AU_NET in screen.card.visible_texts()
+
+
+def test_nothing_of_a_result_reaches_the_log(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    au = sample(demo_context, "AU")
+    screen = make_screen()
+    with caplog.at_level(logging.DEBUG):
+        screen.code_field.setText(au.payload)
+        wait_result(qtbot, screen, screen.submit_text)
+        screen.clear_result()
+    assert "state=verified" in caplog.text
+    for secret in ("Alex Example", "12345678", "3,064.15", au.payload, au.service_reference):
+        assert secret not in caplog.text
+
+
+# -- privacy and keyboard -----------------------------------------------------------------------
+
+
+def test_result_clears_itself_after_the_idle_timeout(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    screenshot_dir: Path,
+) -> None:
+    demo_context.settings.idle_timeout = 1
+    screen = make_screen()
+    qtbot.keyClicks(screen.code_field, sample(demo_context, "AU").payload)
+    wait_result(qtbot, screen, screen.verify_button.click)
+    assert "Clears in 1 s" in screen.card.visible_texts()
+    with qtbot.waitSignal(screen.result_cleared, timeout=5000):
+        pass
+    assert not screen.showing_result
+    assert screen.card.visible_texts() == []
+    assert screen.code_field.text() == ""
+    assert not screen.code_field.isUndoAvailable()  # Ctrl+Z cannot bring the code back
+    shot(screen, screenshot_dir, "cleared")
+
+
+def test_kiosk_is_operated_from_the_keyboard(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    screenshot_dir: Path,
+) -> None:
+    screen = make_screen(kiosk=True)
+    assert screen.open_image_button.isHidden() and screen.open_pdf_button.isHidden()
+    screen.activateWindow()
+    QApplication.setActiveWindow(screen)  # offscreen windows do not activate themselves
+    screen.settings_button.setFocus()
+    for _ in range(6):
+        if screen.code_field.hasFocus():
+            break
+        qtbot.keyClick(QApplication.focusWidget() or screen, Qt.Key.Key_Tab)
+    assert screen.code_field.hasFocus()
+    qtbot.keyClicks(screen.code_field, sample(demo_context, "NZ").payload)
+    state = wait_result(qtbot, screen, lambda: qtbot.keyClick(screen.code_field, Qt.Key.Key_Return))
+    assert state == "verified"
+    assert NZ_NET in screen.card.visible_texts()
+    assert screen.card.banner.next_button.hasFocus()
+    shot(screen, screenshot_dir, "kiosk_result")
+    with qtbot.waitSignal(screen.result_cleared, timeout=2000):
+        qtbot.keyClick(screen.card.banner.next_button, Qt.Key.Key_Escape)
+    assert not screen.showing_result
+    assert screen.code_field.hasFocus() and screen.code_field.text() == ""
+    # Enter on Next works too.
+    screen.code_field.setText(sample(demo_context, "AU").payload)
+    wait_result(qtbot, screen, lambda: qtbot.keyClick(screen.code_field, Qt.Key.Key_Enter))
+    with qtbot.waitSignal(screen.result_cleared, timeout=2000):
+        qtbot.keyClick(screen.card.banner.next_button, Qt.Key.Key_Return)
+    shot(screen, screenshot_dir, "kiosk_scan_page")
+
+
+def test_kiosk_settings_need_the_pin(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    demo_context.settings.set_pin("2468")
+    asked: list[PinGuard] = []
+    opened: list[int] = []
+
+    def refuse(guard: PinGuard, parent: object) -> bool:
+        asked.append(guard)
+        return False
+
+    def cancel(dialog: SettingsDialog) -> int:
+        opened.append(1)
+        return 0
+
+    monkeypatch.setattr(verify_screen_module, "ask_pin", refuse)
+    monkeypatch.setattr(SettingsDialog, "exec", cancel)
+    screen = make_screen(kiosk=True)
+    screen.settings_button.click()
+    assert len(asked) == 1 and opened == []
+    desk = make_screen(kiosk=False)
+    desk.settings_button.click()
+    assert len(asked) == 1 and opened == [1]
+
+
+def test_pin_dialog_counts_and_locks(qtbot: Any, no_leaks: None) -> None:
+    settings = Settings()
+    settings.set_pin("2468")
+    now = [1000.0]
+    guard = PinGuard(settings, clock=lambda: now[0])
+    dialog = PinDialog(guard)
+    qtbot.addWidget(dialog)
+    dialog.field.setText("1111")
+    dialog.try_pin()
+    assert "4 tries left" in dialog.message.text()
+    for _ in range(MAX_TRIES - 1):
+        dialog.field.setText("0000")
+        dialog.try_pin()
+    assert "Too many wrong PINs" in dialog.message.text()
+    assert not dialog.field.isEnabled()
+    assert guard.check("2468") == "locked"  # even the right PIN, while locked
+    again = PinDialog(guard)  # reopening the dialog does not reset the lock
+    qtbot.addWidget(again)
+    assert not again.field.isEnabled()
+    now[0] += 61
+    again.field.setEnabled(True)
+    again.field.setText("2468")
+    again.try_pin()
+    assert again.result() == QDialog.DialogCode.Accepted
+
+
+def test_settings_dialog_keeps_the_secret_out_of_settings_json(
+    qtbot: Any, no_leaks: None, config_dir: Path
+) -> None:
+    settings = Settings()
+    secrets = SecretStore(config_dir, use_keyring=False)
+    dialog = SettingsDialog(settings, secrets, save_dir=config_dir)
+    qtbot.addWidget(dialog)
+    dialog.mode.setCurrentIndex(dialog.mode.findData("remote"))
+    dialog.verifier_url.setText("http://example.com")
+    dialog.client_id.setText("desk-7")
+    dialog.save()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert "https://" in dialog.error.text()
+    assert "client secret" in dialog.error.text()
+    dialog.verifier_url.setText("https://verify.example.com")
+    dialog.client_secret.setText("s3cret-value")
+    dialog.camera.setText("/videos/desk.avi")
+    dialog.idle.setValue(30)
+    dialog.environment.setCurrentIndex(dialog.environment.findData("sandbox"))
+    dialog.pin.setText("13579")
+    dialog.pin_again.setText("13579")
+    dialog.save()
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert dialog.change.camera and dialog.change.service and dialog.change.pin
+    stored = (config_dir / "settings.json").read_text("utf-8")
+    assert "s3cret-value" not in stored and "13579" not in stored
+    loaded = Settings.load(config_dir)
+    assert (loaded.mode, loaded.verifier_url, loaded.client_id) == (
+        "remote",
+        "https://verify.example.com",
+        "desk-7",
+    )
+    assert (loaded.camera, loaded.idle_timeout, loaded.environment) == (
+        "/videos/desk.avi",
+        30,
+        "sandbox",
+    )
+    assert loaded.check_pin("13579") and not loaded.check_pin("0000")
+    assert secrets.get("remote:desk-7") == "s3cret-value"
+
+
+# -- camera -------------------------------------------------------------------------------------
+
+
+def test_recorded_camera_verifies_a_badge_once(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+    screenshot_dir: Path,
+) -> None:
+    au = sample(demo_context, "AU")
+    badge = badge_grey(au.scan_url)
+    frames = [camera_frame(None, seed=i) for i in range(6)]
+    frames += [camera_frame(badge, seed=i) for i in range(24)]
+    demo_context.settings.camera = str(write_video(tmp_path / "desk.avi", frames))
+    screen = make_screen()
+    qtbot.waitUntil(
+        lambda: screen.preview.pixmap() is not None and not screen.preview.pixmap().isNull(),
+        timeout=5000,
+    )
+    shot(screen, screenshot_dir, "camera_preview")
+    with qtbot.waitSignal(screen.result_shown, timeout=RESULT_TIMEOUT) as shown:
+        pass
+    assert shown.args == ["verified"]
+    texts = screen.card.visible_texts()
+    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED):
+        assert expected in texts
+    shot(screen, screenshot_dir, "camera_verified")
+    # The video ends (a camera unplugged): said plainly, the result stays, nothing crashes,
+    # and the badge still in view was verified only once.
+    with qtbot.waitSignal(screen.camera_state, timeout=5000, check_params_cb=lambda s: s == "lost"):
+        pass
+    assert CAMERA_LOST_MESSAGE in screen.camera_status.text()
+    assert screen.showing_result
+    assert screen.scanner is not None and screen.scanner.stats.accepted == 1
+
+
+def test_one_frame_with_a_code_is_not_enough(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+) -> None:
+    badge = badge_grey(sample(demo_context, "AU").scan_url)
+    frames = [camera_frame(None, seed=i) for i in range(5)]
+    frames.insert(2, camera_frame(badge, seed=9))
+    demo_context.settings.camera = str(write_video(tmp_path / "flash.avi", frames))
+    shown: list[str] = []
+    screen = make_screen(decode_every=1)
+    screen.result_shown.connect(shown.append)
+    with qtbot.waitSignal(screen.camera_state, timeout=5000, check_params_cb=lambda s: s == "lost"):
+        pass
+    assert screen.scanner is not None
+    assert screen.scanner.stats.sightings == 1  # the code was seen, and refused
+    assert screen.scanner.stats.accepted == 0
+    assert shown == [] and not screen.showing_result
+
+
+@pytest.mark.parametrize("camera", ["missing.avi", "57"], ids=["missing-file", "no-device"])
+def test_missing_camera_says_so_and_comes_back(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+    screenshot_dir: Path,
+    camera: str,
+) -> None:
+    target = tmp_path / camera if camera.endswith(".avi") else None
+    demo_context.settings.camera = str(target) if target else camera
+    screen = make_screen(camera_retry_ms=200)
+    qtbot.waitUntil(lambda: CAMERA_LOST_MESSAGE in screen.camera_status.text(), timeout=5000)
+    assert screen.camera_status.property("problem") is True
+    shot(screen, screenshot_dir, f"camera_lost_{camera}")
+    if target is None:
+        return
+    badge = badge_grey(sample(demo_context, "NZ").scan_url)
+    write_video(target, [camera_frame(badge, seed=i) for i in range(12)])  # plugged back in
+    with qtbot.waitSignal(screen.result_shown, timeout=RESULT_TIMEOUT):
+        pass
+    assert NZ_NET in screen.card.visible_texts()
