@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
-from service.protocol.crypto import AuthenticationFailed, new_key, unwrap_key, wrap_key
+from service.protocol.crypto import AuthenticationFailed, cipher, new_key, unwrap_key, wrap_key
 from service.protocol.encoding import b64url_decode, b64url_encode
 from service.storage.port import KeyVersion, Store
 
@@ -32,6 +34,7 @@ class KeyRing:
         self._store = store
         self._master_key = master_key
         self._clock = clock
+        self._ciphers: dict[str, tuple[str, AESGCM]] = {}
 
     def create_key(self, issuer_id: str) -> IssuedKey:
         """Add the issuer's next key version as active; the previous active one stays live."""
@@ -87,7 +90,19 @@ class KeyRing:
     def get(self, key_version: str) -> KeyVersion | None:
         return self._store.get_key(key_version)
 
+    def cipher(self, key: KeyVersion) -> AESGCM:
+        """The key's AES-GCM object, unwrapped once. The cache is keyed by the wrapped material,
+        which retirement overwrites, so a retired key can never be served from it."""
+        cached = self._ciphers.get(key.key_version)
+        if cached is not None and cached[0] == key.wrapped:
+            return cached[1]
+        aead = cipher(self.unwrap(key))
+        self._ciphers[key.key_version] = (key.wrapped, aead)
+        return aead
+
     def unwrap(self, key: KeyVersion) -> bytes:
+        if key.state == "retired" or not key.wrapped:
+            raise ServiceError("KEY_VERSION_UNAVAILABLE", "this key version is retired")
         try:
             return unwrap_key(b64url_decode(key.wrapped), self._master_key, key.key_version)
         except (AuthenticationFailed, ValueError) as exc:

@@ -174,7 +174,7 @@ class Registration:
             if key is None:
                 continue
             try:
-                decrypt(ciphertext, iv, tag, self._keys.unwrap(key))
+                decrypt(ciphertext, iv, tag, self._keys.cipher(key))
             except AuthenticationFailed:
                 continue
             return key.key_version

@@ -70,13 +70,13 @@ class Verification:
                     "KEY_VERSION_UNAVAILABLE", "the key this payslip was encrypted with is retired"
                 )
             try:
-                return decrypt(ciphertext, iv, tag, self._keys.unwrap(key))
+                return decrypt(ciphertext, iv, tag, self._keys.cipher(key))
             except AuthenticationFailed:
                 raise _decryption_failed() from None
         candidates = self._keys.candidates(record.issuer_id)
         for key in candidates:
             try:
-                plaintext = decrypt(ciphertext, iv, tag, self._keys.unwrap(key))
+                plaintext = decrypt(ciphertext, iv, tag, self._keys.cipher(key))
             except AuthenticationFailed:
                 continue
             self._store.pin_key(record.service_reference, key.key_version)

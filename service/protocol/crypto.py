@@ -40,13 +40,23 @@ def encrypt(plaintext: bytes, key: bytes, aad: bytes | None = None) -> Sealed:
     return Sealed(ciphertext=sealed[:-TAG_BYTES], iv=iv, tag=sealed[-TAG_BYTES:])
 
 
+def cipher(key: bytes) -> AESGCM:
+    """A reusable AES-GCM object: building one costs more than decrypting a payslip."""
+    if len(key) != KEY_BYTES:
+        raise AuthenticationFailed("wrong key length")
+    return AESGCM(key)
+
+
 def decrypt(
-    ciphertext: bytes, iv: bytes, tag: bytes, key: bytes, aad: bytes | None = None
+    ciphertext: bytes, iv: bytes, tag: bytes, key: bytes | AESGCM, aad: bytes | None = None
 ) -> bytes:
-    if len(key) != KEY_BYTES or len(iv) != IV_BYTES or len(tag) != TAG_BYTES:
-        raise AuthenticationFailed("wrong key, IV or tag length")
+    if isinstance(key, bytes) and len(key) != KEY_BYTES:
+        raise AuthenticationFailed("wrong key length")
+    if len(iv) != IV_BYTES or len(tag) != TAG_BYTES:
+        raise AuthenticationFailed("wrong IV or tag length")
+    aead = AESGCM(key) if isinstance(key, bytes) else key
     try:
-        return AESGCM(key).decrypt(iv, ciphertext + tag, aad)
+        return aead.decrypt(iv, ciphertext + tag, aad)
     except InvalidTag as exc:
         raise AuthenticationFailed("ciphertext does not authenticate") from exc
 
