@@ -57,6 +57,7 @@ class RunJournal:
         self._count = count
         self._handle: BinaryIO | None = None
         self._size = size
+        self._lock: BinaryIO | None = None
 
     def __repr__(self) -> str:
         return f"RunJournal({str(self.folder)!r}, frames={self._count})"
@@ -72,6 +73,17 @@ class RunJournal:
         """
         path = folder / JOURNAL_NAME
         key_path = folder / (JOURNAL_NAME + KEY_SUFFIX)
+        lock = _lock(folder)
+        try:
+            journal = cls._open(folder, path, key_path)
+        except BaseException:
+            _unlock(lock)
+            raise
+        journal._lock = lock
+        return journal
+
+    @classmethod
+    def _open(cls, folder: Path, path: Path, key_path: Path) -> RunJournal:
         if path.exists():
             try:
                 key = key_path.read_bytes()
@@ -190,16 +202,50 @@ class RunJournal:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+        _unlock(self._lock)
+        self._lock = None
 
     def remove(self) -> None:
-        """Delete the journal and its key: the run is complete and every output is written."""
-        self.close()
+        """Delete the journal, its key and lock: the run is complete, every output written.
+        The lock is released last, so no other run can open a half-deleted journal."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
         try:
             self.path.unlink(missing_ok=True)
             self.key_path.unlink(missing_ok=True)
+            (self.folder / (JOURNAL_NAME + ".lock")).unlink(missing_ok=True)
         except OSError as exc:
             raise explain(exc, self.folder) from None
         fsync_dir(self.folder)
+        self.close()
+
+
+def _lock(folder: Path) -> BinaryIO | None:
+    """Hold an exclusive lock on the output folder's run, so two runs never append to one
+    journal. Advisory (flock) where the platform has it; elsewhere nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; a second run is the user's own doing
+        return None
+    try:
+        handle = open(folder / (JOURNAL_NAME + ".lock"), "ab")  # noqa: SIM115 - held for the run
+    except OSError as exc:
+        raise explain(exc, folder) from None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise JournalError(
+            "another pay run is using this output folder; wait for it to finish"
+        ) from None
+    return handle
+
+
+def _unlock(handle: BinaryIO | None) -> None:
+    if handle is not None:
+        with contextlib.suppress(OSError):
+            handle.close()  # closing the file releases the flock
 
 
 def exists_in(folder: Path) -> bool:

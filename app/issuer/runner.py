@@ -265,6 +265,19 @@ def _write_outputs(job: _OutputJob) -> _OutputDone:
     return _OutputDone(True, True)
 
 
+def _remove_stale_temporaries(out: Path) -> None:
+    """Delete temporary files a killed run left behind (`.<final name>.<random>.tmp`, made by
+    `atomic_writer`); none of them was ever complete, and no final name points at them."""
+    for folder in (out, out / "badges", out / "pdfs"):
+        try:
+            names = list(folder.glob(".*.tmp"))
+        except OSError:
+            continue
+        for path in names:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
 def _follow_parent(parent: int) -> None:
     """Worker initializer: exit when the run's process is gone (killed, crashed), instead of
     rendering badges for nobody. The re-run renders them again."""
@@ -365,6 +378,7 @@ class PayRun:
                 "folder so no payslip is issued twice"
             )
         journal = RunJournal.open(out)
+        _remove_stale_temporaries(out)
         try:
             header = self._header(journal)
             acked, pending = self._replay(journal)

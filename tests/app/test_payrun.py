@@ -302,8 +302,12 @@ def test_a_lost_answer_is_resumed_without_duplicates(
     key_mode = stat.S_IMODE((out / (JOURNAL_NAME + ".key")).stat().st_mode)
     assert key_mode == 0o600
 
+    # A killed run leaves temporary files behind; the resumed run clears them away.
+    (out / ".results.csv.x1.tmp").write_text("partial")
+    (out / "badges" / ".000001_EMP00001.png.x2.tmp").write_bytes(b"partial")
     summary = run(live, source, out, client=real, batch_size=8)
     assert summary.resumed
+    assert not list(out.glob("**/.*.tmp"))
     statuses = [r["status"] for r in results(out)]
     assert statuses == ["created"] * 8 + ["duplicate"] * 8 + ["created"] * 4
     assert not any(r["code"] for r in results(out))
@@ -323,7 +327,18 @@ def test_a_torn_journal_tail_is_dropped(tmp_path: Path) -> None:
     assert [f["n"] for f in again.frames()] == [1, 2]
     again.append({"t": "ack", "n": 3})
     again.close()
-    assert [f["n"] for f in RunJournal.open(tmp_path).frames()] == [1, 2, 3]
+    last = RunJournal.open(tmp_path)
+    assert [f["n"] for f in last.frames()] == [1, 2, 3]
+    last.close()
+
+
+def test_one_run_at_a_time_per_output_folder(tmp_path: Path) -> None:
+    first = RunJournal.open(tmp_path)
+    with pytest.raises(JournalError, match="another pay run is using this output folder"):
+        RunJournal.open(tmp_path)
+    first.remove()
+    assert list(tmp_path.iterdir()) == []
+    RunJournal.open(tmp_path).close()
 
 
 def test_a_changed_row_is_not_silently_replaced(
