@@ -115,11 +115,9 @@ def test_batch_limit_is_10_mib(live: LiveService) -> None:
 def test_a_body_beyond_what_the_server_buffers_still_gets_the_json_413(
     live: LiveService,
 ) -> None:
-    """KNOWN FAILURE (reported, not fixed): bodies over waitress's own cap
-    (service.server.MAX_WAITRESS_BODY, 32 MiB) are refused by waitress before the app runs, with a
-    text/plain 413 and no X-Request-ID, against PROTOCOL §6 (every response carries X-Request-ID
-    and a JSON body). Fixing it means choosing another cap policy or hooking waitress's error
-    task, which is a design decision rather than a one-line fix."""
+    """Bodies over waitress's own cap (service.server.MAX_WAITRESS_BODY, 32 MiB) are refused by
+    waitress before the app runs; its error task is replaced so the answer is still the JSON
+    error object with an X-Request-ID (PROTOCOL §6)."""
     body = b'{"records": ["' + b"x" * (40 * 1024 * 1024) + b'"]}'
     reply = raw_post(live, "/v1/registerNonPIIBatch", body, live.issuer_token())
     expect_error(reply, 413, "PAYLOAD_TOO_LARGE")
