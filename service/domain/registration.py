@@ -21,7 +21,12 @@ from service.protocol import schemas
 from service.protocol.badge import BadgeError, render_badge_png
 from service.protocol.barcode_text import build_scan_url_v2
 from service.protocol.crypto import AuthenticationFailed, decrypt
-from service.protocol.encoding import EncodingError, b64url_decode, new_reference
+from service.protocol.encoding import (
+    EncodingError,
+    b64url_decode,
+    is_canonical_b64url,
+    new_reference,
+)
 from service.storage.port import AddOutcome, AddStatus, Record, Store
 
 
@@ -29,12 +34,10 @@ def _fields(request: schemas.PayslipRecord) -> dict[str, Any]:
     """The validated request as plain JSON values, exactly as sent (see records.new_record)."""
     meta = request.encryption_metadata
     for name, value in (("iv", meta.iv), ("tag", meta.tag)):
-        try:
-            b64url_decode(value)
-        except EncodingError:
+        if not is_canonical_b64url(value):
             raise validation_failed(
                 f"encryption_metadata.{name}", "is not canonical unpadded base64url"
-            ) from None
+            )
     fields: dict[str, Any] = {
         "schema": request.schema_id,
         "issued_at": request.issued_at,

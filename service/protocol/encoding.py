@@ -41,6 +41,17 @@ def b64url_encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
+def is_canonical_b64url(text: str) -> bool:
+    """Cheaper than decoding when only canonical form matters (registration's IV and tag)."""
+    if not B64URL_RE.match(text) or len(text) % 4 == 1:
+        return False
+    try:
+        _check_unused_bits(text, 6, _B64URL_VALUES)
+    except EncodingError:
+        return False
+    return True
+
+
 def b64url_decode(text: str) -> bytes:
     if not B64URL_RE.match(text) or len(text) % 4 == 1:
         raise EncodingError("not unpadded base64url")
