@@ -40,18 +40,71 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str, dict[str, 
         "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
     }
     py = sys.executable
-    subprocess.run([py, "-m", "service", "init", "--data-dir", str(data_dir)], check=True,
-                   capture_output=True, env=env, cwd=ROOT)
-    issuer = json.loads(subprocess.run(
-        [py, "-m", "service", "admin", "--data-dir", str(data_dir), "create-issuer", "--name",
-         "Bench Payroll"], check=True, capture_output=True, text=True, env=env, cwd=ROOT).stdout)
-    verifier = json.loads(subprocess.run(
-        [py, "-m", "service", "admin", "--data-dir", str(data_dir), "create-verifier", "--name",
-         "Bench Desk"], check=True, capture_output=True, text=True, env=env, cwd=ROOT).stdout)
+    subprocess.run(
+        [py, "-m", "service", "init", "--data-dir", str(data_dir)],
+        check=True,
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+    )
+    issuer = json.loads(
+        subprocess.run(
+            [
+                py,
+                "-m",
+                "service",
+                "admin",
+                "--data-dir",
+                str(data_dir),
+                "create-issuer",
+                "--name",
+                "Bench Payroll",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        ).stdout
+    )
+    verifier = json.loads(
+        subprocess.run(
+            [
+                py,
+                "-m",
+                "service",
+                "admin",
+                "--data-dir",
+                str(data_dir),
+                "create-verifier",
+                "--name",
+                "Bench Desk",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        ).stdout
+    )
     proc = subprocess.Popen(
-        [py, "-m", "service", "serve", "--data-dir", str(data_dir), "--port", "0",
-         "--threads", "16"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=ROOT,
+        [
+            py,
+            "-m",
+            "service",
+            "serve",
+            "--data-dir",
+            str(data_dir),
+            "--port",
+            "0",
+            "--threads",
+            "16",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -59,17 +112,25 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str, dict[str, 
             url = line.split()[-1]
             break
     creds = {
-        "issuer_id": issuer["client_id"], "issuer_secret": issuer["client_secret"],
-        "key": issuer["encryption_key"], "verifier_id": verifier["client_id"],
+        "issuer_id": issuer["client_id"],
+        "issuer_secret": issuer["client_secret"],
+        "key": issuer["encryption_key"],
+        "verifier_id": verifier["client_id"],
         "verifier_secret": verifier["client_secret"],
     }
     return proc, url, creds
 
 
 def token(url: str, client_id: str, secret: str) -> str:
-    reply = httpx.post(f"{url}/oauth/token", json={
-        "grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
-        "audience": url})
+    reply = httpx.post(
+        f"{url}/oauth/token",
+        json={
+            "grant_type": "client_credentials",
+            "client_id": client_id,
+            "client_secret": secret,
+            "audience": url,
+        },
+    )
     reply.raise_for_status()
     return str(reply.json()["access_token"])
 
@@ -83,8 +144,11 @@ def seed(url: str, issuer_token: str, key: str, count: int) -> list[str]:
         while done < count:
             n = min(1000, count - done)
             sealed = [sealed_record(key) for _ in range(n)]
-            reply = client.post(f"{url}/v1/registerNonPIIBatch",
-                                json={"records": [s.body for s in sealed]}, headers=headers)
+            reply = client.post(
+                f"{url}/v1/registerNonPIIBatch",
+                json={"records": [s.body for s in sealed]},
+                headers=headers,
+            )
             reply.raise_for_status()
             payloads.extend(s.payload for s in sealed[:5])
             done += n
@@ -101,14 +165,18 @@ wrk.body = [[{body}]]
 """
 
 
-def wrk_rps(url: str, path: str, seconds: int, method: str = "GET", body: str = "",
-            bearer: str = "") -> tuple[float, float]:
+def wrk_rps(
+    url: str, path: str, seconds: int, method: str = "GET", body: str = "", bearer: str = ""
+) -> tuple[float, float]:
     """(requests/s, p50 ms) with 16 connections on 2 threads."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(WRK_SCRIPT.format(method=method, token=bearer, body=body))
     out = subprocess.run(
         ["wrk", "-t2", "-c16", f"-d{seconds}s", "--latency", "-s", script.name, f"{url}{path}"],
-        capture_output=True, text=True, check=True).stdout
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     os.unlink(script.name)
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", out)
@@ -120,8 +188,9 @@ def wrk_rps(url: str, path: str, seconds: int, method: str = "GET", body: str = 
     return rps, float(p50.group(1)) * scale
 
 
-def python_rps(url: str, path: str, seconds: int, method: str = "GET", body: str = "",
-               bearer: str = "") -> tuple[float, float]:
+def python_rps(
+    url: str, path: str, seconds: int, method: str = "GET", body: str = "", bearer: str = ""
+) -> tuple[float, float]:
     """Fallback load: 16 keep-alive clients in threads of this process."""
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {bearer}"}
     deadline = time.perf_counter() + seconds
@@ -131,8 +200,9 @@ def python_rps(url: str, path: str, seconds: int, method: str = "GET", body: str
         with httpx.Client(timeout=10) as client:
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
-                reply = client.request(method, f"{url}{path}", content=body or None,
-                                       headers=headers)
+                reply = client.request(
+                    method, f"{url}{path}", content=body or None, headers=headers
+                )
                 reply.raise_for_status()
                 latencies.append(time.perf_counter() - started)
 
@@ -149,22 +219,33 @@ def p50_single(url: str, bearer: str, payloads: list[str], rounds: int = 300) ->
         for i in range(rounds):
             body = {"barcode": payloads[i % len(payloads)]}
             started = time.perf_counter()
-            client.post(f"{url}/v1/verifications/payload", json=body, headers=headers
-                        ).raise_for_status()
+            client.post(
+                f"{url}/v1/verifications/payload", json=body, headers=headers
+            ).raise_for_status()
             times.append(time.perf_counter() - started)
     return statistics.median(times) * 1000
 
 
-def interleaved_p50(url_a: str, tok_a: str, pay_a: list[str], url_b: str, tok_b: str,
-                    pay_b: list[str], rounds: int = 600) -> tuple[float, float]:
+def interleaved_p50(
+    url_a: str,
+    tok_a: str,
+    pay_a: list[str],
+    url_b: str,
+    tok_b: str,
+    pay_b: list[str],
+    rounds: int = 600,
+) -> tuple[float, float]:
     """p50 of verify on two servers, requests alternating so both see the same machine noise."""
     times: dict[str, list[float]] = {"a": [], "b": []}
     with httpx.Client(timeout=10) as client:
         for i in range(rounds):
             for key, url, tok, pays in (("a", url_a, tok_a, pay_a), ("b", url_b, tok_b, pay_b)):
                 started = time.perf_counter()
-                client.post(f"{url}/v1/verifications/payload", json={"barcode": pays[i % len(pays)]},
-                            headers={"Authorization": f"Bearer {tok}"}).raise_for_status()
+                client.post(
+                    f"{url}/v1/verifications/payload",
+                    json={"barcode": pays[i % len(pays)]},
+                    headers={"Authorization": f"Bearer {tok}"},
+                ).raise_for_status()
                 times[key].append(time.perf_counter() - started)
     return statistics.median(times["a"]) * 1000, statistics.median(times["b"]) * 1000
 
@@ -189,8 +270,9 @@ def main() -> None:
             ratios = []
             for _ in range(args.rounds):  # alternate so drifting load hits both the same way
                 health_rps, _ = load(small_url, "/healthz", args.seconds)
-                verify_rps, _ = load(small_url, "/v1/verifications/payload", args.seconds, "POST",
-                                     body, vtok)
+                verify_rps, _ = load(
+                    small_url, "/v1/verifications/payload", args.seconds, "POST", body, vtok
+                )
                 ratios.append((verify_rps / health_rps, verify_rps, health_rps))
             ratio, verify_rps, health_rps = sorted(ratios)[len(ratios) // 2]
 
@@ -203,8 +285,12 @@ def main() -> None:
                     schemas.validate_batch_record(s.body)
                 validate_s = time.perf_counter() - started
                 started = time.perf_counter()
-                reply = httpx.post(f"{small_url}/v1/registerNonPIIBatch", json=records,
-                                   headers={"Authorization": f"Bearer {itok}"}, timeout=60)
+                reply = httpx.post(
+                    f"{small_url}/v1/registerNonPIIBatch",
+                    json=records,
+                    headers={"Authorization": f"Bearer {itok}"},
+                    timeout=60,
+                )
                 reply.raise_for_status()
                 batch_s = time.perf_counter() - started
                 batch_ratios.append((batch_s / validate_s, batch_s, validate_s))
@@ -220,12 +306,18 @@ def main() -> None:
             for proc in (small_proc, big_proc):
                 proc.terminate()
                 proc.wait(10)
-    print(f"verify {verify_rps:,.0f} req/s vs healthz {health_rps:,.0f} req/s (16 connections, "
-          f"median of {args.rounds} alternating rounds): ratio {ratio:.2f} (target >= 0.8)")
-    print(f"verify p50 at {args.records:,} records {p50_big:.2f} ms vs at 1,000 {p50_small:.2f} "
-          f"ms (two servers, interleaved): ratio {p50_big / p50_small:.2f} (target <= 1.2)")
-    print(f"1000-record batch over HTTP {batch_s * 1000:.0f} ms vs in-process validation "
-          f"{validate_s * 1000:.0f} ms: ratio {batch_ratio:.2f} (target <= 3)")
+    print(
+        f"verify {verify_rps:,.0f} req/s vs healthz {health_rps:,.0f} req/s (16 connections, "
+        f"median of {args.rounds} alternating rounds): ratio {ratio:.2f} (target >= 0.8)"
+    )
+    print(
+        f"verify p50 at {args.records:,} records {p50_big:.2f} ms vs at 1,000 {p50_small:.2f} "
+        f"ms (two servers, interleaved): ratio {p50_big / p50_small:.2f} (target <= 1.2)"
+    )
+    print(
+        f"1000-record batch over HTTP {batch_s * 1000:.0f} ms vs in-process validation "
+        f"{validate_s * 1000:.0f} ms: ratio {batch_ratio:.2f} (target <= 3)"
+    )
 
 
 if __name__ == "__main__":
