@@ -31,6 +31,8 @@ class ClientRegistry:
         """Returns (client_id, client_secret); the secret is never retrievable again."""
         client_id = f"{role[:3]}_{b64url_encode(secrets.token_bytes(12))}"
         secret = b64url_encode(secrets.token_bytes(32))
+        while secret.startswith("-"):  # a leading '-' reads as an option on command lines
+            secret = b64url_encode(secrets.token_bytes(32))
         self._store.add_client(
             Client(
                 client_id=client_id,

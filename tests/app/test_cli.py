@@ -30,8 +30,8 @@ def _run(args: list[str], env_extra: dict[str, str] | None = None, stdin: str | 
 
 def _remote(ctx: AppContext) -> list[str]:
     assert ctx.demo is not None
-    return ["--service-url", ctx.service_url, "--client-id", ctx.demo.verifier["client_id"],
-            "--client-secret", ctx.demo.verifier["client_secret"]]
+    return [f"--service-url={ctx.service_url}", f"--client-id={ctx.demo.verifier['client_id']}",
+            f"--client-secret={ctx.demo.verifier['client_secret']}"]
 
 
 def _blank_pdf() -> bytes:
