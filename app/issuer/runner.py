@@ -30,6 +30,7 @@ import dataclasses
 import io
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -687,7 +688,10 @@ class PayRun:
     def _run_jobs(self, jobs: list[_OutputJob]) -> list[_OutputDone]:
         workers = self.settings.workers
         if workers is None:
-            workers = os.cpu_count() or 1
+            # A frozen app (PyInstaller) only starts spawn workers safely when its entry point
+            # calls multiprocessing.freeze_support() first; without that a worker would start
+            # the whole app again, so frozen runs render in this process unless told otherwise.
+            workers = 1 if getattr(sys, "frozen", False) else (os.cpu_count() or 1)
         if workers <= 1 or len(jobs) < POOL_THRESHOLD:
             return [_write_outputs(job) for job in jobs]
         if self._pool is None:
