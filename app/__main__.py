@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -51,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.cli_verify import run as run_verify
 
         return run_verify(_verify_parser().parse_args(args_list[1:]))
+    if args_list and args_list[0] == "service":
+        from service.__main__ import main as service_main
+
+        return service_main(args_list[1:])
     if args_list and args_list[0] == "issue-run":
         from app.issuer.cli import main as issue_run
 
