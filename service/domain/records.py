@@ -8,14 +8,17 @@ the service never sees for registerNonPII and never keeps for registerAndBuildBa
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
+
+import orjson
 
 from service.storage.port import Issuer, Record
 
 
-def canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def canonical(obj: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8. orjson: the stdlib encoder was a fifth of a 1000-record
+    batch's time."""
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
 def fingerprint(fields: dict[str, Any]) -> str:
@@ -28,7 +31,7 @@ def fingerprint(fields: dict[str, Any]) -> str:
         "tag": meta["tag"],
         "key_version": meta.get("key_version"),
     }
-    return hashlib.sha256(canonical(content).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical(content)).hexdigest()
 
 
 def new_record(

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 JOURNAL_NAME = "journal.jsonl"
 SNAPSHOT_NAME = "store.json"
 LOCK_NAME = "store.lock"
@@ -169,13 +171,10 @@ def read_snapshot(path: Path) -> tuple[Tables, int]:
 # --- journal -----------------------------------------------------------------------------
 
 
-_ENTRY_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
-"""Documents are JSON trees built by the store, never cyclic; skipping the cycle check saves
-~10% of the largest cost of a 1000-record commit (serialising 1.5 MB)."""
-
-
 def encode_entry(seq: int, ops: list[Op]) -> bytes:
-    return (_ENTRY_ENCODER.encode({"seq": seq, "ops": ops}) + "\n").encode()
+    """orjson: serialising 1.5 MB was the largest cost of a 1000-record commit with the stdlib
+    encoder. The output is plain compact JSON (UTF-8), which json.loads reads back."""
+    return orjson.dumps({"seq": seq, "ops": ops}) + b"\n"
 
 
 def encode_header(base: int) -> bytes:
