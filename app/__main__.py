@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import multiprocessing
 import sys
 from collections.abc import Sequence
 
@@ -45,6 +46,7 @@ def _setup_logging() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    multiprocessing.freeze_support()  # pay runs render badges in worker processes, also frozen
     args_list = list(sys.argv[1:] if argv is None else argv)
     _setup_logging()
     if args_list and args_list[0] == "verify":

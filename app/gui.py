@@ -5,37 +5,47 @@ from __future__ import annotations
 import logging
 import sys
 import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.context import AppContext, start_context
 from app.settings import SecretStore, Settings
 
+if TYPE_CHECKING:
+    from app.ui.main_window import MainWindow
+
 log = logging.getLogger("app")
 
 
-def install_excepthook(window_getter: types.FunctionType | None = None) -> None:
-    """Unhandled errors: a friendly dialog and a log line with the type only (never the message,
-    which may quote personal data), then back to the verify screen."""
+def make_excepthook(
+    window: MainWindow | None,
+) -> Callable[[type[BaseException], BaseException, types.TracebackType | None], None]:
+    """Unhandled errors: a friendly (non-blocking) dialog and a log line with the type and request
+    id only, never the message, which may quote personal data; then back to the verify screen."""
 
     def hook(kind: type[BaseException], exc: BaseException, tb: types.TracebackType | None) -> None:
         request_id = getattr(exc, "request_id", None)
         log.error("unhandled %s request_id=%s", kind.__name__, request_id or "-")
-        app = QApplication.instance()
-        if app is None:
+        if QApplication.instance() is None:
             return
-        QMessageBox.warning(
-            None,
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
             "Something went wrong",
             "The app hit an unexpected problem and went back to the verify screen."
             + (f"\n\nRequest id for support: {request_id}" if request_id else ""),
+            QMessageBox.StandardButton.Ok,
+            window,
         )
-        if window_getter is not None:
-            window = window_getter()
-            if window is not None:
-                window.show_screen("Verify")
+        box.setObjectName("crashDialog")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        if window is not None:
+            window.show_screen("Verify")
 
-    sys.excepthook = hook
+    return hook
 
 
 def offer_demo(settings: Settings) -> bool:
@@ -64,8 +74,7 @@ def run_gui(kiosk: bool = False, demo: bool = False) -> int:
 
     context: AppContext = start_context(settings, secrets, demo=demo)
     window = MainWindow(context, kiosk=kiosk)
-    holder = {"window": window}
-    install_excepthook(lambda: holder.get("window"))  # type: ignore[arg-type]
+    sys.excepthook = make_excepthook(window)
     window.show()
     try:
         return int(app.exec())

@@ -101,5 +101,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         self.verify_screen.shutdown()
-        self.tasks.wait(5000)
+        if not self.kiosk:
+            self.issue_screen.shutdown()
+            self.service_panel.timer.stop()
+        self.tasks.close(5000)
         super().closeEvent(event)

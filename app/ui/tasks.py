@@ -54,6 +54,7 @@ class TaskRunner(QObject):
         self._pool.setMaxThreadCount(max_threads)
         self._relays: set[_Relay] = set()
         self._jobs: dict[_Relay, _Job] = {}
+        self._closed = False
 
     @property
     def active(self) -> int:
@@ -72,12 +73,15 @@ class TaskRunner(QObject):
         def finish(boxed: list[Any]) -> None:
             self._relays.discard(relay)
             self._jobs.pop(relay, None)
-            on_done(boxed[0])
+            if not self._closed:
+                on_done(boxed[0])
 
         def fail(boxed: list[Exception]) -> None:
             exc = boxed[0]
             self._relays.discard(relay)
             self._jobs.pop(relay, None)
+            if self._closed:
+                return
             if on_error is not None:
                 on_error(exc)
             else:
@@ -91,3 +95,9 @@ class TaskRunner(QObject):
 
     def wait(self, msecs: int = 30000) -> bool:
         return bool(self._pool.waitForDone(msecs))
+
+    def close(self, msecs: int = 5000) -> None:
+        """Wait for running jobs and drop their results: the widgets that asked for them are
+        being torn down, and a late result must not reach a deleted widget."""
+        self._closed = True
+        self.wait(msecs)
