@@ -70,7 +70,16 @@ def database_url_from_env() -> str | None:
     return os.environ.get("PAYSLIP_DATABASE_URL") or None
 
 
-def open_store(data_dir: Path, kind: str | None = None, database_url: str | None = None) -> Store:
+SERVER_REFRESH_INTERVAL = 0.02
+"""A serving process looks for other processes' commits (the admin CLI's) at most every 20 ms."""
+
+
+def open_store(
+    data_dir: Path,
+    kind: str | None = None,
+    database_url: str | None = None,
+    refresh_interval: float = 0.0,
+) -> Store:
     url = database_url or database_url_from_env()
     chosen = kind or ("postgres" if url else "tinydb")
     if chosen == "postgres":
@@ -81,7 +90,7 @@ def open_store(data_dir: Path, kind: str | None = None, database_url: str | None
         return PostgresStore(url)
     from service.storage.tinydb_store import TinyDBStore
 
-    return TinyDBStore(data_dir / STORE_DIR)
+    return TinyDBStore(data_dir / STORE_DIR, refresh_interval=refresh_interval)
 
 
 def is_initialised(data_dir: Path) -> bool:

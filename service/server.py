@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import socket
 import tempfile
@@ -30,8 +29,9 @@ from service.domain.clock import SystemClock
 from service.domain.errors import ServiceError
 from service.http.app import create_app
 from service.http.errors import error_json
-from service.http.middleware import REQUEST_ID_RE
+from service.http.middleware import REQUEST_ID_RE, new_request_id
 from service.instance import (
+    SERVER_REFRESH_INTERVAL,
     domain_for,
     init_instance,
     is_initialised,
@@ -60,7 +60,7 @@ class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
             failure = ServiceError("VALIDATION_FAILED", "the HTTP request is malformed")
         body = error_json(failure)
         incoming = str(self.request.headers.get("X_REQUEST_ID", ""))
-        request_id = incoming if REQUEST_ID_RE.match(incoming) else secrets.token_hex(12)
+        request_id = incoming if REQUEST_ID_RE.match(incoming) else new_request_id()
         self.status = f"{error.code} {error.reason}"
         self.response_headers.extend(
             [("Content-Type", "application/json"), ("X-Request-ID", request_id)]
@@ -149,7 +149,7 @@ def start(
             auth_url,
             environment,
         )
-        store = open_store(data_dir, store_kind, database_url)
+        store = open_store(data_dir, store_kind, database_url, SERVER_REFRESH_INTERVAL)
     except BaseException:
         sock.close()
         raise
