@@ -163,6 +163,10 @@ def start(
         ident="payslip-verify",
         clear_untrusted_proxy_headers=True,
         channel_timeout=30,
+        # A 1000-record pay run is ~1.5 MB: read it in 64 KiB steps and keep it in memory
+        # (waitress defaults to 8 KiB reads and spills bodies over 512 KiB to a temp file).
+        recv_bytes=64 * 1024,
+        inbuf_overflow=16 * 1024 * 1024,
     )
     server.channel_class = _JsonErrorChannel
     running = Running(url_for(sock), config, store, server, demo=seeded, created=created)
