@@ -23,7 +23,9 @@ _MIN_SIDE = 21
 # Upscaling an already large image (a 300 dpi A4 render is 8.7 MP) costs far more than it gains:
 # its modules are already wide. Skip the retry above this many output pixels.
 _MAX_UPSCALED_PIXELS = 16_000_000
-_QR_ONLY = zxingcpp.BarcodeFormats(zxingcpp.BarcodeFormat.QRCode)
+_QR_ONLY = zxingcpp.BarcodeFormat.QRCode
+"""The enum member itself: a module-level BarcodeFormats object outlives nanobind's cleanup and
+prints a leak warning at every exit."""
 
 
 @runtime_checkable
