@@ -141,7 +141,7 @@ class ZxingDecoder:
     @staticmethod
     def _read(grey: np.ndarray) -> list[str]:
         try:
-            found = zxingcpp.read_barcodes(grey, formats=_QR_ONLY)
+            found = zxingcpp.read_barcodes(grey, formats=_QR_ONLY)  # type: ignore[arg-type]
         except Exception:  # a C++ error on an odd image must not stop a scan
             return []
         if len(found) < 2:
