@@ -47,6 +47,9 @@ def _setup_logging() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     multiprocessing.freeze_support()  # pay runs render badges in worker processes, also frozen
+    # OpenCV warns on stderr at every camera retry (every 3 s without a camera); the screen says
+    # it once, in words.
+    os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
     args_list = list(sys.argv[1:] if argv is None else argv)
     _setup_logging()
     if args_list and args_list[0] == "verify":
