@@ -12,8 +12,13 @@ from __future__ import annotations
 import argparse
 import logging
 import multiprocessing
+import os
 import sys
 from collections.abc import Sequence
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+
+import platformdirs
 
 from app.version import __version__
 
@@ -39,10 +44,28 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 
 def _setup_logging() -> None:
-    """Codes, paths and request ids only: no handler here ever receives personal data."""
-    logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    """Codes, paths and request ids only: no logger here is ever given personal data. The file
+    matters for the windowed bundle, which has no console."""
+    fmt = "%(asctime)s %(levelname)s %(name)s %(message)s"
+    logging.basicConfig(level=logging.WARNING, format=fmt)
+    for console in logging.getLogger().handlers:
+        console.setLevel(logging.WARNING)  # the console shows problems; the file keeps INFO too
+    override = os.environ.get("PAYSLIP_LOG_DIR")
+    folder = (
+        Path(override)
+        if override
+        else Path(platformdirs.user_log_dir("payslip-verify", appauthor=False))
     )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handler = RotatingFileHandler(folder / "app.log", maxBytes=1_000_000, backupCount=3)
+    except OSError:
+        return
+    handler.setFormatter(logging.Formatter(fmt))
+    handler.setLevel(logging.INFO)
+    app_log = logging.getLogger("app")
+    app_log.addHandler(handler)
+    app_log.setLevel(logging.INFO)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
