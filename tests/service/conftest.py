@@ -89,3 +89,21 @@ def live(tmp_path: Path) -> Iterator[LiveService]:
         )
     finally:
         running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fast_http(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """httpx.post builds an SSL context per call (~20 ms); loopback needs none. Tests and the
+    LiveService helpers call httpx.post, so patch the module functions for every service test."""
+    client = httpx.Client(
+        verify=False, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
+    )
+    for name in ("get", "post", "request"):
+        method = getattr(client, name)
+
+        def shared(*args: Any, _method: Any = method, verify: Any = None, **kwargs: Any) -> Any:
+            return _method(*args, **kwargs)
+
+        monkeypatch.setattr(httpx, name, shared)
+    yield
+    client.close()

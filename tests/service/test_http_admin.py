@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +15,7 @@ from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_decode, b64url_encode
 from tests.factories import Sealed, build_body, sealed_record
 from tests.service.conftest import LiveService
-
-
-@pytest.fixture(autouse=True)
-def _fast_http(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """httpx.post builds an SSL context per call (~20 ms); loopback needs none. The live fixture's
-    helpers call httpx.post too, so patch the module functions for this test."""
-    client = httpx.Client(
-        verify=False, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
-    )
-    for name in ("get", "post", "request"):
-        monkeypatch.setattr(httpx, name, getattr(client, name))
-    yield
-    client.close()
-
-
-def expect_error(reply: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert reply.status_code == status, reply.text
-    assert reply.headers["content-type"].startswith("application/json")
-    body = reply.json()
-    assert body["code"] == code, body
-    return body
+from tests.service.http_helpers import expect_error
 
 
 def field_paths(reply: httpx.Response) -> list[str]:

@@ -23,37 +23,14 @@ from service.instance import domain_for, load_master_key, make_config, open_stor
 from service.server import Running, start
 from tests.factories import sealed_record
 from tests.service.conftest import LiveService, make_instance
+from tests.service.http_helpers import expect_error
 
 ROOT = Path(__file__).resolve().parents[2]
 ISSUER, VERIFIER, ADMIN = "service:issuer", "service:verifier", "service:admin"
 
 
-@pytest.fixture(autouse=True)
-def _fast_http(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """httpx.post builds an SSL context per call (~20 ms); loopback needs none. The live fixture's
-    helpers call httpx.post too, so patch the module functions for this test."""
-    client = httpx.Client(
-        verify=False, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
-    )
-    for name in ("get", "post", "request"):
-        monkeypatch.setattr(httpx, name, getattr(client, name))
-    yield
-    client.close()
-
-
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
-
-
-def expect_error(reply: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert reply.status_code == status, reply.text
-    assert reply.headers["content-type"].startswith("application/json")
-    body = reply.json()
-    assert body["code"] == code, body
-    assert isinstance(body["error"], str) and body["error"]
-    if status == 401:
-        assert reply.headers["www-authenticate"].startswith("Bearer")
-    return body
 
 
 def grant(live: LiveService, **params: Any) -> httpx.Response:

@@ -16,31 +16,9 @@ import pytest
 from service.server import start
 from tests.factories import sealed_record
 from tests.service.conftest import LiveService, make_instance
+from tests.service.http_helpers import expect_error
 
 ISSUER_ROUTES = ["/v1/registerNonPII", "/v1/registerNonPIIBatch", "/v1/registerAndBuildBarcode"]
-
-
-@pytest.fixture(autouse=True)
-def _fast_http(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """httpx.post builds an SSL context per call (~20 ms); loopback needs none. The live fixture's
-    helpers call httpx.post too, so patch the module functions for this test."""
-    client = httpx.Client(
-        verify=False, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
-    )
-    for name in ("get", "post", "request"):
-        monkeypatch.setattr(httpx, name, getattr(client, name))
-    yield
-    client.close()
-
-
-def expect_error(reply: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert reply.status_code == status, reply.text
-    assert reply.headers["content-type"].startswith("application/json")
-    assert reply.headers.get("x-request-id")
-    body = reply.json()
-    assert body["code"] == code, body
-    assert isinstance(body["error"], str) and body["error"]
-    return body
 
 
 def raw_post(

@@ -7,7 +7,6 @@ import base64
 import copy
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,33 +22,13 @@ from service.protocol.crypto import encrypt
 from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
 from tests.factories import AU_V1, Sealed, build_body, sealed_record
 from tests.service.conftest import LiveService
+from tests.service.http_helpers import expect_error
 
 REF_RE = re.compile(r"^[A-Za-z0-9_-]{22}$")
 TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
 # --- helpers -------------------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def _fast_http(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """httpx.post builds an SSL context per call (~20 ms); loopback needs none. The live fixture's
-    helpers call httpx.post too, so patch the module functions for this test."""
-    client = httpx.Client(
-        verify=False, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
-    )
-    for name in ("get", "post", "request"):
-        monkeypatch.setattr(httpx, name, getattr(client, name))
-    yield
-    client.close()
-
-
-def expect_error(reply: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert reply.status_code == status, reply.text
-    assert reply.headers["content-type"].startswith("application/json")
-    body = reply.json()
-    assert body["code"] == code, body
-    return body
 
 
 def paths(reply: httpx.Response) -> list[str]:

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-import httpx
 import pytest
 
 from service.protocol.barcode_text import build_payload_v1, build_payload_v2
@@ -17,29 +15,9 @@ from service.protocol.crypto import encrypt
 from service.protocol.encoding import b64url_decode, b64url_encode, base32_encode, new_reference
 from tests.factories import AU_V1, NZ_V1, PII_FIELDS, Sealed, sealed_record
 from tests.service.conftest import LiveService
+from tests.service.http_helpers import expect_error
 
 TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
-
-
-@pytest.fixture(autouse=True)
-def _fast_http(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """httpx.post builds an SSL context per call (~20 ms); loopback needs none. The live fixture's
-    helpers call httpx.post too, so patch the module functions for this test."""
-    client = httpx.Client(
-        verify=False, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
-    )
-    for name in ("get", "post", "request"):
-        monkeypatch.setattr(httpx, name, getattr(client, name))
-    yield
-    client.close()
-
-
-def expect_error(reply: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert reply.status_code == status, reply.text
-    assert reply.headers["content-type"].startswith("application/json")
-    body = reply.json()
-    assert body["code"] == code, body
-    return body
 
 
 def register(live: LiveService, sealed: Sealed, token: str | None = None) -> None:
