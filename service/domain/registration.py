@@ -44,8 +44,9 @@ def _fields(request: schemas.PayslipRecord) -> dict[str, Any]:
         "payslip_non_pii": request.payslip_non_pii_json(),
         "encryption_metadata": {"iv": meta.iv, "tag": meta.tag, "key_version": meta.key_version},
     }
+    declared = type(request).model_fields  # a missing attribute costs pydantic an exception
     for optional in ("service_reference", "encrypted_pii"):
-        extra: object = getattr(request, optional, None)
+        extra: object = getattr(request, optional) if optional in declared else None
         if extra is not None:
             fields[optional] = extra
     return fields
