@@ -119,6 +119,7 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str, dict[str, 
         "issuer_id": issuer["client_id"],
         "issuer_secret": issuer["client_secret"],
         "key": issuer["encryption_key"],
+        "key_version": issuer["key_version"],
         "verifier_id": verifier["client_id"],
         "verifier_secret": verifier["client_secret"],
     }
@@ -139,7 +140,9 @@ def token(url: str, client_id: str, secret: str) -> str:
     return str(reply.json()["access_token"])
 
 
-def seed(url: str, issuer_token: str, key: str, count: int) -> list[str]:
+def seed(
+    url: str, issuer_token: str, key: str, count: int, key_version: str | None = None
+) -> list[str]:
     """Register `count` records in batches of 1000; return a few payloads to verify."""
     payloads: list[str] = []
     headers = {"Authorization": f"Bearer {issuer_token}"}
@@ -147,7 +150,10 @@ def seed(url: str, issuer_token: str, key: str, count: int) -> list[str]:
         done = 0
         while done < count:
             n = min(1000, count - done)
-            sealed = [sealed_record(key) for _ in range(n)]
+            # Pinned to their key version, as the issuer library registers them: verifying an
+            # unpinned record writes its pin, and those writes would set off a compaction of
+            # the 100k-record store in the middle of the measurement.
+            sealed = [sealed_record(key, key_version=key_version) for _ in range(n)]
             reply = client.post(
                 f"{url}/v1/registerNonPIIBatch",
                 json={"records": [s.body for s in sealed]},
@@ -268,7 +274,7 @@ def main() -> None:
         try:
             itok = token(small_url, small_creds["issuer_id"], small_creds["issuer_secret"])
             vtok = token(small_url, small_creds["verifier_id"], small_creds["verifier_secret"])
-            small = seed(small_url, itok, small_creds["key"], 1000)
+            small = seed(small_url, itok, small_creds["key"], 1000, small_creds["key_version"])
 
             body = json.dumps({"barcode": small[0]})
             ratios = []
@@ -304,7 +310,7 @@ def main() -> None:
 
             big_itok = token(big_url, big_creds["issuer_id"], big_creds["issuer_secret"])
             big_vtok = token(big_url, big_creds["verifier_id"], big_creds["verifier_secret"])
-            big = seed(big_url, big_itok, big_creds["key"], args.records)
+            big = seed(big_url, big_itok, big_creds["key"], args.records, big_creds["key_version"])
             time.sleep(5)
             p50_small_live, p50_big_live = interleaved_p50(
                 small_url, vtok, small, big_url, big_vtok, big
