@@ -10,16 +10,21 @@ losslessly when stamped into a PDF.
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import segno
 from PIL import Image, ImageDraw, ImageFont
+
+from service.protocol.barcode_text import BarcodeTextError, parse_barcode
+from service.protocol.encoding import base32_encode
 
 WIDTHS = (480, 720, 960, 1440)
 REFERENCE_WIDTH = 720
 MIN_MODULE_PX = 3.0
 QUIET_ZONE = 4
 CAPTION = "Scan to verify this payslip"
+_BASE32 = re.compile(r"[A-Z2-7]+")
 
 
 class BadgeError(ValueError):
@@ -27,8 +32,26 @@ class BadgeError(ValueError):
 
 
 def _split(scan_url: str) -> tuple[str, str]:
+    """Split into the byte-mode prefix (through `#2.`) and the alphanumeric Base32 part.
+
+    The text must also be a scan URL v2 that readers accept (canonical Base32, a 22-character
+    reference, no surrounding whitespace): a badge readers would reject is worse than no badge.
+    Messages never quote the text, because it carries the ciphertext.
+    """
     prefix, marker, b32 = scan_url.partition("#2.")
     if not marker or not b32:
+        raise BadgeError("not a version 2 scan URL")
+    if not _BASE32.fullmatch(b32):
+        raise BadgeError("the scan URL's ciphertext is not upper-case Base32")
+    try:
+        parsed = parse_barcode(scan_url)
+    except BarcodeTextError as exc:  # its messages never quote the text either
+        raise BadgeError(f"not a readable version 2 scan URL: {exc}") from None
+    if (
+        parsed.version != 2
+        or scan_url != scan_url.strip()
+        or base32_encode(parsed.ciphertext) != b32
+    ):
         raise BadgeError("not a version 2 scan URL")
     return prefix + marker, b32
 
@@ -44,9 +67,12 @@ def _make(prefix: str, b32: str, level: str) -> segno.QRCode | None:
         )
     except segno.DataOverflowError:
         return None
+    except ValueError:  # segno's own messages quote the data: never pass them on
+        raise BadgeError("the scan URL cannot be encoded as a QR code") from None
 
 
 def module_px(qr: segno.QRCode, width: int = REFERENCE_WIDTH) -> float:
+    """PROTOCOL §3's module width: the QR area's width over the modules plus both quiet zones."""
     modules = qr.symbol_size(border=0)[0]
     return width / (modules + 2 * QUIET_ZONE)
 
@@ -83,6 +109,8 @@ def _reference_of(scan_url: str) -> str:
 
 
 def render_badge_png(scan_url: str, width: int = REFERENCE_WIDTH) -> bytes:
+    """The badge as a 1-bit PNG `width` px wide: the QR square (integer pixels per module,
+    centred, quiet zone of at least 4 modules) over a one-line caption band."""
     if width not in WIDTHS:
         raise BadgeError(f"badge width must be one of {', '.join(map(str, WIDTHS))} px")
     matrix = _matrix(scan_url)
@@ -115,8 +143,10 @@ def render_badge_png(scan_url: str, width: int = REFERENCE_WIDTH) -> bytes:
 
 
 def render_badge_svg(scan_url: str) -> str:
+    """The same symbol as SVG (4 user units per module, no caption), for vector layouts."""
     prefix, b32 = _split(scan_url)
     _, qr = _symbol(prefix, b32)
     out = io.BytesIO()
-    qr.save(out, kind="svg", border=QUIET_ZONE, scale=4, xmldecl=False, svgns=True)
+    # An opaque white background: a transparent quiet zone vanishes on a dark page.
+    qr.save(out, kind="svg", border=QUIET_ZONE, scale=4, xmldecl=False, svgns=True, light="#fff")
     return out.getvalue().decode("utf-8")

@@ -7,10 +7,17 @@ property goes into its own rdf:Description, replacing an earlier one of ours.
 from __future__ import annotations
 
 import io
+import struct
 import xml.etree.ElementTree as ET
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pypdf import PdfReader, PdfWriter
-from pypdf.errors import PdfReadError, PyPdfError
+from pypdf.errors import PyPdfError
+from pypdf.generic import NameObject, StreamObject
+
+from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 
 NS = "urn:payslip-verify:xmp:1.0/"
 INFO_KEY = "/PayslipVerifyPayload"
@@ -26,22 +33,66 @@ class PdfError(ValueError):
     """The PDF cannot be read or written (encrypted, damaged). The message is plain text."""
 
 
-def open_reader(pdf: bytes) -> PdfReader:
+# What pypdf raises on damaged input varies with the damage (measured by fuzzing stamped PDFs:
+# its own errors, but also ValueError, KeyError, AttributeError, ...), at any step: reading,
+# cloning or writing. Callers get one PdfError instead.
+_DAMAGE = (
+    PyPdfError,
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    OSError,
+    RecursionError,
+    AssertionError,
+    UnicodeError,
+    zlib.error,
+    struct.error,
+)
+
+
+@contextmanager
+def damage_as_pdf_error(what: str = "the PDF is damaged or not a PDF") -> Iterator[None]:
+    """Turn any pypdf failure on untrusted bytes into a PdfError with a plain message."""
     try:
+        yield
+    except PdfError:
+        raise
+    except _DAMAGE as exc:
+        raise PdfError(what) from exc
+
+
+def open_reader(pdf: bytes) -> PdfReader:
+    """A reader for an unencrypted, parseable PDF (an encrypted one cannot be rewritten)."""
+    with damage_as_pdf_error():
         reader = PdfReader(io.BytesIO(pdf), strict=False)
         if reader.is_encrypted:
             raise PdfError("the PDF is encrypted; save an unprotected copy first")
         _ = len(reader.pages)
-    except PdfError:
-        raise
-    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise PdfError("the PDF is damaged or not a PDF") from exc
     return reader
+
+
+def check_payload(payload: str) -> None:
+    """Only a bare v1/v2 barcode payload may go into metadata: never a URL, never plaintext."""
+    ok = isinstance(payload, str) and payload == payload.strip() and payload[:2] in ("1|", "2|")
+    if ok:
+        try:
+            parse_barcode(payload)
+        except BarcodeTextError:
+            ok = False
+    if not ok:
+        raise PdfError("the metadata payload is not a bare version 1 or 2 barcode payload")
+
+
+def _no_dtd(packet: bytes) -> bool:
+    """XMP forbids DTDs; refusing them keeps entity tricks away from the XML parser."""
+    return b"<!DOCTYPE" not in packet and b"<!ENTITY" not in packet
 
 
 def _packet(existing: bytes | None, payload: str) -> bytes:
     root: ET.Element | None = None
-    if existing:
+    if existing and _no_dtd(existing):
         try:
             root = ET.fromstring(existing)  # noqa: S314 - XMP from the document, no DTDs
         except ET.ParseError:
@@ -71,41 +122,61 @@ def _existing_xmp(reader: PdfReader) -> bytes | None:
     try:
         metadata = reader.root_object.get("/Metadata")
         return bytes(metadata.get_object().get_data()) if metadata is not None else None
-    except (PyPdfError, KeyError, AttributeError, ValueError):
+    except _DAMAGE:  # an unreadable XMP stream is treated as none; the info key may remain
         return None
 
 
 def write_payload_metadata(pdf: bytes, payload: str) -> bytes:
+    """Put the bare payload into the catalog's XMP packet and the info dictionary.
+
+    Both places, because readers differ: XMP survives most editing tools, the info key is what
+    simple tools show. Existing info entries and XMP properties are kept.
+    """
+    check_payload(payload)
     reader = open_reader(pdf)
-    writer = PdfWriter(clone_from=reader)
+    with damage_as_pdf_error():
+        writer = PdfWriter(clone_from=reader)
     return _write(writer, _existing_xmp(reader), payload)
 
 
 def _write(writer: PdfWriter, existing_xmp: bytes | None, payload: str) -> bytes:
-    writer.xmp_metadata = _packet(existing_xmp, payload)
-    writer.add_metadata({INFO_KEY: payload})
-    out = io.BytesIO()
-    writer.write(out)
+    check_payload(payload)
+    with damage_as_pdf_error():
+        writer.xmp_metadata = _packet(existing_xmp, payload)
+        # pypdf's setter leaves a bare stream; PROTOCOL §3 (and PDF 14.3.2) want it typed.
+        stream = writer.root_object["/Metadata"].get_object()
+        if not isinstance(stream, StreamObject):
+            raise PdfError("the PDF's metadata could not be written")
+        stream[NameObject("/Type")] = NameObject("/Metadata")
+        stream[NameObject("/Subtype")] = NameObject("/XML")
+        writer.add_metadata({INFO_KEY: payload})
+        out = io.BytesIO()
+        writer.write(out)
     return out.getvalue()
 
 
 def read_payload_metadata(pdf: bytes) -> tuple[str | None, str | None]:
-    """(XMP payload, info-dictionary payload); either may be None."""
+    """(XMP payload, info-dictionary payload); either may be None.
+
+    The XMP property is read as an element or as an attribute of rdf:Description (PROTOCOL §3).
+    Values are returned as found (stripped), unvalidated: the caller parses them as barcodes.
+    """
     reader = open_reader(pdf)
-    return _xmp_payload(_existing_xmp(reader)), _info_payload(reader)
+    with damage_as_pdf_error():
+        return _xmp_payload(_existing_xmp(reader)), _info_payload(reader)
 
 
 def _info_payload(reader: PdfReader) -> str | None:
     try:
         info = reader.metadata
         value = info.get(INFO_KEY) if info is not None else None
-    except (PyPdfError, ValueError, KeyError):
+    except _DAMAGE:
         return None
     return str(value).strip() if value else None
 
 
 def _xmp_payload(packet: bytes | None) -> str | None:
-    if not packet:
+    if not packet or not _no_dtd(packet):
         return None
     try:
         root = ET.fromstring(packet)  # noqa: S314
