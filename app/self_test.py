@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from io import BytesIO
 from pathlib import Path
 
 from pypdf import PdfWriter
@@ -21,8 +22,6 @@ from service.protocol.pdf_stamp import stamp_badge
 def blank_pdf() -> bytes:
     writer = PdfWriter()
     writer.add_blank_page(595, 842)
-    from io import BytesIO
-
     buffer = BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
@@ -36,12 +35,11 @@ def run() -> int:
         assert context.demo is not None
         sample = next(s for s in context.demo.samples if not s.revoked)
         with tempfile.TemporaryDirectory(prefix="payslip-selftest-") as folder:
+            badge = render_badge_png(sample.scan_url)
             image = Path(folder) / "badge.png"
-            image.write_bytes(render_badge_png(sample.scan_url))
+            image.write_bytes(badge)
             pdf = Path(folder) / "payslip.pdf"
-            pdf.write_bytes(
-                stamp_badge(blank_pdf(), render_badge_png(sample.scan_url), sample.payload)
-            )
+            pdf.write_bytes(stamp_badge(blank_pdf(), badge, sample.payload))
             for name, path in (("badge image", image), ("stamped PDF", pdf)):
                 outcome = verify_reading(context.verifier, read_input(str(path)))
                 ok = outcome.state == "verified" and not outcome.disagreement

@@ -47,7 +47,7 @@ class Audiences:
 
 def _same_url(a: str, b: str) -> bool:
     """Equal up to one trailing `/` on either side (PROTOCOL §7)."""
-    return a.removesuffix("/") == b.removesuffix("/") if a.count("/") >= 2 else a == b
+    return a.removesuffix("/") == b.removesuffix("/")
 
 
 def _unauthorized(detail: str) -> ServiceError:

@@ -11,6 +11,7 @@ import bottle
 from service.config import ServiceConfig
 from service.domain.context import Domain
 from service.domain.errors import ServiceError, validation_failed
+from service.domain.tokens import Principal
 from service.http.body import parse_json, read_body
 from service.http.openapi import build_openapi
 from service.http.pipeline import Call, Reply
@@ -21,7 +22,7 @@ ADMIN = "service:admin"
 NO_STORE = (("Cache-Control", "no-store"),)
 
 
-def _principal_owner(call: Call) -> Any:
+def _principal(call: Call) -> Principal:
     assert call.principal is not None
     return call.principal
 
@@ -76,20 +77,20 @@ def add_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) -> Non
 
     # --- issuer API -------------------------------------------------------------------------
     def register_non_pii(call: Call) -> Reply:
-        reference, created = domain.registration.register_non_pii(_principal_owner(call), call.body)
+        reference, created = domain.registration.register_non_pii(_principal(call), call.body)
         return Reply(201 if created else 200, {"service_reference": reference})
 
     def register_batch(call: Call) -> Reply:
-        results = domain.registration.register_batch(_principal_owner(call), call.body)
+        results = domain.registration.register_batch(_principal(call), call.body)
         return Reply(200, {"results": results})
 
     def register_and_build(call: Call) -> Reply:
-        return Reply(201, domain.registration.register_and_build(_principal_owner(call), call.body))
+        return Reply(201, domain.registration.register_and_build(_principal(call), call.body))
 
     def revoke(call: Call) -> Reply:
         return Reply(
             200,
-            domain.revocation.revoke(_principal_owner(call), call.args["reference"], call.body),
+            domain.revocation.revoke(_principal(call), call.args["reference"], call.body),
         )
 
     route("/v1/registerNonPII", "POST", register_non_pii, scope=ISSUER, body_limit=limits.single)
