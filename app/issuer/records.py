@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ from app.issuer.sealing import SealedPii, decode_key, new_reference, seal
 from service.protocol.schemas import (
     FieldError,
     SchemaValidationError,
+    canonical_json,
     validate_batch_record,
     validate_register_and_build,
     validate_register_non_pii,
@@ -39,6 +41,7 @@ from service.protocol.schemas import (
 __all__ = [
     "IssuedPayslip",
     "IssuerKey",
+    "PreparedOnce",
     "PreparedPayslip",
     "build_and_register_record",
     "check_payslip",
@@ -212,6 +215,70 @@ def prepare_self_managed(
     )
     validate_register_non_pii(record)
     return PreparedPayslip(ref, sealed, record, scan_base)
+
+
+class PreparedOnce:
+    """The "prepare once, resend the same on retry" rule for issuing one payslip by hand.
+
+    A self-managed payslip must be sealed and given its reference once, before the first attempt
+    to send it: if the answer is lost and the user presses the button again, the very same
+    reference, IV and tag go out and the service answers `duplicate`, never a second record.
+    Any change to what would be sent (schema, payslip, employee text, key or scan address) makes
+    a fresh one. The marker is a SHA-256 digest held in memory only, so no personal data is kept
+    in a readable form beside the sealed payslip.
+    """
+
+    def __init__(self) -> None:
+        self._marker: str | None = None
+        self._prepared: PreparedPayslip | None = None
+
+    @staticmethod
+    def _marker_of(
+        key: IssuerKey,
+        scan_base: str,
+        schema: str,
+        payslip_non_pii: Mapping[str, Any],
+        pii_text: str,
+    ) -> str:
+        digest = hashlib.sha256()
+        for part in (
+            schema.encode(),
+            canonical_json(dict(payslip_non_pii)).encode(),
+            pii_text.encode(),
+            key.encryption_key,
+            (key.key_version or "").encode(),
+            scan_base.encode(),
+        ):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+        return digest.hexdigest()
+
+    @property
+    def pending(self) -> bool:
+        """True while a prepared payslip waits for the service's answer (a retry resends it)."""
+        return self._prepared is not None
+
+    def get(
+        self,
+        key: IssuerKey,
+        scan_base: str,
+        schema: str,
+        payslip_non_pii: Mapping[str, Any],
+        pii_text: str,
+    ) -> PreparedPayslip:
+        """The prepared payslip for these inputs: the kept one when nothing changed, else new.
+        Raises SchemaValidationError (nothing kept) when the payslip would be refused."""
+        marker = self._marker_of(key, scan_base, schema, payslip_non_pii, pii_text)
+        if self._prepared is None or self._marker != marker:
+            self._prepared = None
+            prepared = prepare_self_managed(key, scan_base, schema, payslip_non_pii, pii_text)
+            self._marker, self._prepared = marker, prepared
+        return self._prepared
+
+    def forget(self) -> None:
+        """After the service answered (or the form changed): the next attempt is a new payslip."""
+        self._marker = None
+        self._prepared = None
 
 
 def register_prepared(

@@ -82,33 +82,33 @@ def test_required_fields_and_bad_values_are_shown_inline(
     screen: IssueScreen, qtbot: QtBot, screenshot_dir: Path
 ) -> None:
     failures: list[str] = []
-    screen.failed.connect(failures.append)
-    screen.issue_button.click()
-    form = screen.payslip_form
+    screen.single.failed.connect(failures.append)
+    screen.single.issue_button.click()
+    form = screen.single.payslip_form
     assert form is not None
     for path in ("period_end", "payment_date", "currency", "gross", "paygw", "net"):
         editor = form.editor(path)
         assert editor is not None and editor.error.isVisible(), path
         assert editor.error.text() == "required"
-    assert failures and "need attention" in screen.status.text()
-    assert screen.pii_form.error.text() == "employee name: is required"
+    assert failures and "need attention" in screen.single.status.text()
+    assert screen.single.pii_form.error.text() == "employee name: is required"
 
     form.editor("period_end").set_text("2026-02-30")  # type: ignore[union-attr]
     form.editor("gross").set_text("12.3.4")  # type: ignore[union-attr]
     form.editor("net").set_text("1,234.50")  # type: ignore[union-attr]
-    screen.check_button.click()
+    screen.single.check_button.click()
     assert form.editor("period_end").error.text() == (  # type: ignore[union-attr]
         "expected a real calendar date as YYYY-MM-DD"
     )
     assert form.editor("gross").error.text() == "expected a number such as 1234.50"  # type: ignore[union-attr]
     assert not form.editor("net").error.isVisible()  # type: ignore[union-attr]
     shoot(screen, screenshot_dir, "issue-validation")
-    assert screen.last is None  # nothing was sent
+    assert screen.single.last is None  # nothing was sent
 
 
 def test_conditional_fields_follow_the_earning_type(screen: IssueScreen, qtbot: QtBot) -> None:
-    screen.set_schema("au.payslip.v1")
-    form = screen.payslip_form
+    screen.single.set_schema("au.payslip.v1")
+    form = screen.single.payslip_form
     assert form is not None
     form.more_button.setChecked(True)
     earnings = form._array("earnings")
@@ -120,7 +120,7 @@ def test_conditional_fields_follow_the_earning_type(screen: IssueScreen, qtbot: 
     item.editors["type"].set_text("allowance")
     assert allowance.isVisibleTo(screen)
     item.editors["amount_cents"].set_text("19.80")
-    screen.check_button.click()
+    screen.single.check_button.click()
     assert allowance.error.text() == "required when type is allowance"
 
 
@@ -132,31 +132,31 @@ def test_self_managed_badge_preview_save_and_stamp(
     screenshot_dir: Path,
 ) -> None:
     _, record, _ = sample_records()[0]
-    screen.set_schema("au.payslip.v1")
-    screen.fill_example(record["payslip_non_pii"], AU_PII)
-    assert screen.check()
-    with qtbot.waitSignal(screen.issued, timeout=20000) as issued:
-        screen.issue_button.click()
+    screen.single.set_schema("au.payslip.v1")
+    screen.single.fill_example(record["payslip_non_pii"], AU_PII)
+    assert screen.single.check()
+    with qtbot.waitSignal(screen.single.issued, timeout=20000) as issued:
+        screen.single.issue_button.click()
     result = issued.args[0]
     assert result.managed_by == "issuer" and result.created
-    pixmap = screen.preview.pixmap()
+    pixmap = screen.single.preview.pixmap()
     assert pixmap is not None and not pixmap.isNull()
-    assert screen.save_button.isEnabled() and result.service_reference in (
-        screen.reference_label.text()
+    assert screen.single.save_button.isEnabled() and result.service_reference in (
+        screen.single.reference_label.text()
     )
     shoot(screen, screenshot_dir, "issue-badge")
 
     target = tmp_path / "badge.png"
-    with qtbot.waitSignal(screen.saved, timeout=10000):
-        screen.save_png(target)
+    with qtbot.waitSignal(screen.single.saved, timeout=10000):
+        screen.single.save_png(target)
     assert target.read_bytes() == result.badge_png
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
     source = tmp_path / "payslip.pdf"
     source.write_bytes(blank_pdf(2))
     stamped = tmp_path / "payslip-verified.pdf"
-    with qtbot.waitSignal(screen.saved, timeout=20000):
-        screen.stamp_pdf(source, stamped, 2, "top-right")
+    with qtbot.waitSignal(screen.single.saved, timeout=20000):
+        screen.single.stamp_pdf(source, stamped, 2, "top-right")
     reading = read_input(str(stamped))
     assert reading.payloads and not reading.disagreement
     for payload in reading.payloads:
@@ -166,21 +166,24 @@ def test_self_managed_badge_preview_save_and_stamp(
         assert verified["employee"]["address"] == "1 Example Street, Exampleton NSW 2000"
         assert verified["payslip"]["payslip_non_pii"] == record["payslip_non_pii"]
 
-    with qtbot.waitSignal(screen.failed, timeout=10000):
-        screen.stamp_pdf(source, tmp_path / "x.pdf", 9, "top-right")
-    assert "no such page" in screen.status.text().lower() or "page" in screen.status.text()
+    with qtbot.waitSignal(screen.single.failed, timeout=10000):
+        screen.single.stamp_pdf(source, tmp_path / "x.pdf", 9, "top-right")
+    assert (
+        "no such page" in screen.single.status.text().lower()
+        or "page" in screen.single.status.text()
+    )
 
 
 def test_service_managed_badge(
     screen: IssueScreen, qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path
 ) -> None:
     _, record, _ = sample_records()[1]
-    screen.set_schema("nz.payslip.v2")
-    assert "NZ2" in screen.pii_form.title()
-    screen.fill_example(record["payslip_non_pii"], NZ_PII)
-    screen.service_managed.setChecked(True)
-    with qtbot.waitSignal(screen.issued, timeout=20000) as issued:
-        screen.issue_button.click()
+    screen.single.set_schema("nz.payslip.v2")
+    assert "NZ2" in screen.single.pii_form.title()
+    screen.single.fill_example(record["payslip_non_pii"], NZ_PII)
+    screen.single.service_managed.setChecked(True)
+    with qtbot.waitSignal(screen.single.issued, timeout=20000) as issued:
+        screen.single.issue_button.click()
     result = issued.args[0]
     assert result.managed_by == "service"
     verified = demo_context.verifier.verify_payload(result.payload)
@@ -206,11 +209,11 @@ def test_typed_in_credentials_stay_out_of_settings(
     panel.fields["encryption_key"].setText(info["encryption_key"])
     panel.fields["key_version"].setText(info["key_version"])
     _, record, _ = sample_records()[1]
-    widget.set_schema("nz.payslip.v2")
-    widget.fill_example(record["payslip_non_pii"], NZ_PII)
+    widget.single.set_schema("nz.payslip.v2")
+    widget.single.fill_example(record["payslip_non_pii"], NZ_PII)
     try:
-        with qtbot.waitSignal(widget.issued, timeout=20000) as issued:
-            widget.issue_button.click()
+        with qtbot.waitSignal(widget.single.issued, timeout=20000) as issued:
+            widget.single.issue_button.click()
         verified = demo_context.verifier.verify_payload(issued.args[0].payload)
         assert verified["verified"] is True
         settings_text = (config_dir / "settings.json").read_text()
@@ -232,25 +235,25 @@ def test_pay_run_streams_results(
     lines = (ROOT / "resources" / "sample_payrun.csv").read_text().splitlines()
     bad = lines[1].replace("2026-11-12", "2026-11-31").replace("AU-0001", "AU-BAD")
     source.write_text("\n".join([*lines, bad]) + "\n")
-    screen.run_file.setText(str(source))
-    with qtbot.waitSignal(screen.checked, timeout=20000) as checked:
-        screen.run_check_button.click()
+    screen.payrun.run_file.setText(str(source))
+    with qtbot.waitSignal(screen.payrun.checked, timeout=20000) as checked:
+        screen.payrun.run_check_button.click()
     assert checked.args[0].ready == len(lines) - 1 and len(checked.args[0].problems) == 1
-    assert "1 with problems" in screen.run_status.text()
+    assert "1 with problems" in screen.payrun.run_status.text()
 
-    screen.run_out_dir.setText(str(tmp_path / "out"))
-    with qtbot.waitSignal(screen.run_finished, timeout=60000) as finished:
-        screen.run_button.click()
+    screen.payrun.run_out_dir.setText(str(tmp_path / "out"))
+    with qtbot.waitSignal(screen.payrun.run_finished, timeout=60000) as finished:
+        screen.payrun.run_button.click()
     summary = finished.args[0]
     assert isinstance(summary, RunSummary), summary
     assert summary.progress.created == len(lines) - 1 and summary.progress.rejected == 1
-    model = screen.results_model
+    model = screen.payrun.results_model
     assert [row[2] for row in model.rows] == ["created"] * (len(lines) - 1) + ["rejected"]
     assert "period_end" in model.rows[-1][4]
-    assert screen.run_progress.value() == screen.run_progress.maximum()
+    assert screen.payrun.run_progress.value() == screen.payrun.run_progress.maximum()
     shoot(screen, screenshot_dir, "issue-pay-run")
-    screen.problems_only.setChecked(True)
-    assert screen.results_filter.rowCount() == 1
+    screen.payrun.problems_only.setChecked(True)
+    assert screen.payrun.results_filter.rowCount() == 1
     assert (tmp_path / "out" / "results.csv").exists()
     assert len(list((tmp_path / "out" / "badges").iterdir())) == len(lines) - 1
     # Nothing personal in the results file.
@@ -268,13 +271,13 @@ def test_employee_data_in_a_payslip_text_field_is_flagged(screen: IssueScreen) -
         "net": "90.00",
         "award": "Retail award for Sampleton",
     }
-    screen.fill_example(payslip, AU_PII)
-    assert not screen.check()
-    form = screen.payslip_form
+    screen.single.fill_example(payslip, AU_PII)
+    assert not screen.single.check()
+    form = screen.single.payslip_form
     assert form is not None
     award = form.editor("award")
     assert award is not None and award.isVisibleTo(screen)  # the optional part was opened
     assert award.error.text().startswith("seems to contain the employee's name")
-    assert "Sampleton" not in screen.status.text() + award.error.text()
+    assert "Sampleton" not in screen.single.status.text() + award.error.text()
     award.set_text("General Retail Industry Award 2020")
-    assert screen.check()
+    assert screen.single.check()

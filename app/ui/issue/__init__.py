@@ -1,0 +1,1 @@
+"""The Issue screen, in modules named for what they hold (see screen.py)."""

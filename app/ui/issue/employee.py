@@ -1,0 +1,146 @@
+"""The employee's details: the personal part of a payslip, encrypted on this computer.
+
+Kept apart from the payslip form on purpose: these fields never go to the service in clear, only
+inside the sealed badge payload, and they are cleared from the screen after issuing.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QLineEdit
+
+from app.issuer.pii import (
+    PiiTextError,
+    au_address,
+    au_employer_identity,
+    build_pii_text,
+    nz_address,
+)
+from app.ui.issue.form import ERROR_STYLE
+
+AU_PII = (
+    ("employee_name", "Employee name *"),
+    ("position", "Position"),
+    ("department", "Department"),
+    ("employer_abn", "Employer ABN"),
+    ("employer_name", "Employer name"),
+    ("bsb", "BSB"),
+    ("account_number", "Account number"),
+    ("account_name", "Account name"),
+    ("line1", "Address line 1"),
+    ("line2", "Address line 2"),
+    ("suburb", "Suburb"),
+    ("state", "State"),
+    ("postcode", "Postcode"),
+)
+NZ_PII = (
+    ("employee_name", "Employee name *"),
+    ("ird_number", "IRD number"),
+    ("position", "Position"),
+    ("department", "Department"),
+    ("employer_name", "Employer name"),
+    ("account_number", "Account number"),
+    ("account_name", "Account name"),
+    ("line1", "Address line 1"),
+    ("line2", "Address line 2"),
+    ("suburb", "Suburb"),
+    ("city", "City"),
+    ("postcode", "Postcode"),
+)
+
+
+class PiiForm(QGroupBox):
+    """The employee's details in the format that fits the schema (AU2 or NZ2).
+
+    The address is typed in parts and joined into the protocol's one line; AU2's employer
+    identity is the ABN when given, else the employer's name.
+    """
+
+    changed = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.format = ""
+        self.edits: dict[str, QLineEdit] = {}
+        self.error = QLabel("")
+        self.error.setObjectName("piiError")
+        self.error.setStyleSheet(ERROR_STYLE)
+        self.error.setWordWrap(True)
+        self.error.hide()
+        self.form = QFormLayout(self)
+
+    def set_format(self, prefix: str) -> None:
+        if prefix == self.format:
+            return
+        kept = {name: edit.text() for name, edit in self.edits.items()}
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.edits = {}
+        self.format = prefix
+        self.setTitle(f"Employee ({prefix} · encrypted on this computer)")
+        self.setToolTip(
+            "These details are encrypted here and travel only inside the badge; the service "
+            "never sees them in clear."
+        )
+        for name, label in AU_PII if prefix == "AU2" else NZ_PII:
+            edit = QLineEdit(kept.get(name, ""))
+            edit.setObjectName(f"pii:{name}")
+            edit.textChanged.connect(lambda _="": self.changed.emit())
+            self.form.addRow(label, edit)
+            self.edits[name] = edit
+        self.error = QLabel("")
+        self.error.setObjectName("piiError")
+        self.error.setStyleSheet(ERROR_STYLE)
+        self.error.setWordWrap(True)
+        self.error.hide()
+        self.form.addRow(self.error)
+
+    def value(self, name: str) -> str:
+        edit = self.edits.get(name)
+        return edit.text().strip() if edit is not None else ""
+
+    def fields(self) -> dict[str, str]:
+        v = self.value
+        if self.format == "AU2":
+            return {
+                "employee_name": v("employee_name"),
+                "position": v("position"),
+                "department": v("department"),
+                "employer_identity": au_employer_identity(v("employer_abn"), v("employer_name")),
+                "bsb": v("bsb"),
+                "account_number": v("account_number"),
+                "account_name": v("account_name"),
+                "address": au_address(
+                    v("line1"), v("line2"), v("suburb"), v("state"), v("postcode")
+                ),
+            }
+        return {
+            "employee_name": v("employee_name"),
+            "ird_number": v("ird_number"),
+            "position": v("position"),
+            "department": v("department"),
+            "employer_name": v("employer_name"),
+            "account_number": v("account_number"),
+            "account_name": v("account_name"),
+            "address": nz_address(v("line1"), v("line2"), v("suburb"), v("city"), v("postcode")),
+        }
+
+    def text(self) -> str:
+        """The PII plaintext. Raises PiiTextError (field named, value never shown)."""
+        fields = self.fields()
+        if not fields["employee_name"]:
+            raise PiiTextError("employee_name", "is required")
+        return build_pii_text(self.format, fields)
+
+    def set_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.setVisible(bool(message))
+
+    def fill(self, values: dict[str, str]) -> None:
+        for name, value in values.items():
+            if name in self.edits:
+                self.edits[name].setText(value)
+
+    def clear_values(self) -> None:
+        for edit in self.edits.values():
+            edit.clear()

@@ -1,0 +1,40 @@
+"""The Issue screen: who issues (the issuer panel) over two tabs, one payslip and a pay run.
+
+Issuer secrets stay in memory, or in the SecretStore when the user asks; never in settings.json.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+
+from app.context import AppContext
+from app.ui.issue.issuer_panel import IssuerPanel
+from app.ui.issue.payrun_tab import PayRunTab
+from app.ui.issue.single import SinglePayslipTab
+from app.ui.tasks import TaskRunner
+
+
+class IssueScreen(QWidget):
+    """`single` issues one payslip; `payrun` runs a file. Their signals are the screen's API."""
+
+    def __init__(self, context: AppContext, tasks: TaskRunner) -> None:
+        super().__init__()
+        self.context = context
+        self.tasks = tasks
+        outer = QVBoxLayout(self)
+        title = QLabel("Issue payslips")
+        title.setObjectName("screenTitle")
+        outer.addWidget(title)
+        self.issuer_panel = IssuerPanel(context)
+        outer.addWidget(self.issuer_panel)
+        self.single = SinglePayslipTab(context, tasks, self.issuer_panel)
+        self.payrun = PayRunTab(context, tasks, self.issuer_panel)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.single, "One payslip")
+        self.tabs.addTab(self.payrun, "Pay run from a file")
+        outer.addWidget(self.tabs, 1)
+
+    def shutdown(self) -> None:
+        """Stop a running pay run (resumable) and close the typed-in issuer's client."""
+        self.payrun.shutdown()
+        self.issuer_panel.close_client()
