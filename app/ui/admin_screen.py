@@ -1,24 +1,24 @@
-"""The admin screen: issuers, verifiers, clients and keys of the service, through its admin API.
+"""The admin screen: payroll providers (issuers), front desks (verifiers), clients and keys.
 
-Credentials and encryption keys are shown exactly once, in a dialog that says so and offers copy
-buttons; nothing of them is kept by the app after the dialog closes.
+Everything goes through the service's admin API. The screen guards against the mistakes that
+lock an office out: it refuses to disable the client this app itself signs in with and the last
+admin client, every destructive confirmation names its target and defaults to Cancel, and a
+duplicate name is asked about first. Counts refresh after each change and on a timer.
+Credentials are shown once (see `admin_credentials`), never kept by this screen.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -29,76 +29,49 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api_client import ApiClient
 from app.api_errors import ApiError
 from app.context import AppContext
+from app.issuer.local_issuer import save_local_issuer
 from app.presentation import error_message
+from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
+from app.ui.folders import last_folder, remember_folder
+from app.ui.staff_style import label, local_time, plural, section, set_status, staff_screen
 from app.ui.tasks import TaskRunner
 
-SECRET_FIELDS = ("client_secret", "encryption_key")
+REFRESH_MS = 20_000
+
+__all__ = ["SECRET_FIELDS", "AdminScreen", "CredentialsDialog"]
 
 
-class CredentialsDialog(QDialog):
-    """Shows one-time credentials with copy buttons and a clear "shown once" warning."""
-
-    def __init__(self, title: str, values: dict[str, Any], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(title)
-        self.setMinimumWidth(640)
-        layout = QVBoxLayout(self)
-        warning = QLabel(
-            "⚠ Shown once. Copy these now and store them safely: the secret and the encryption "
-            "key cannot be shown again. Anyone holding them can act as this client."
-        )
-        warning.setObjectName("shownOnceWarning")
-        warning.setWordWrap(True)
-        warning.setStyleSheet(
-            "background:#fff4ce;border:1px solid #c19c00;padding:8px;font-weight:bold;"
-        )
-        layout.addWidget(warning)
-        form = QFormLayout()
-        self.fields: dict[str, QLineEdit] = {}
-        for key, value in values.items():
-            row = QHBoxLayout()
-            edit = QLineEdit(str(value))
-            edit.setReadOnly(True)
-            edit.setObjectName(f"value_{key}")
-            copy = QPushButton("Copy")
-            copy.setObjectName(f"copy_{key}")
-            copy.clicked.connect(
-                lambda _=False, e=edit: QGuiApplication.clipboard().setText(e.text())
-            )
-            row.addWidget(edit, 1)
-            row.addWidget(copy)
-            form.addRow(key.replace("_", " ").capitalize(), row)
-            self.fields[key] = edit
-        layout.addLayout(form)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("I have stored them")
-        buttons.accepted.connect(self.accept)
-        layout.addWidget(buttons)
-
-    def done(self, result: int) -> None:
-        for edit in self.fields.values():  # don't leave secrets in widgets after closing
-            edit.clear()
-        super().done(result)
+def _client_id(client: ApiClient | None) -> str | None:
+    # ApiClient keeps the id it signs in with; it has no public accessor yet (issue 11 note).
+    return getattr(client, "client_id", None) or getattr(client, "_client_id", None)
 
 
-def _table(headers: list[str]) -> QTableWidget:
+def _table(headers: list[str], id_columns: tuple[int, ...] = ()) -> QTableWidget:
     table = QTableWidget(0, len(headers))
     table.setHorizontalHeaderLabels(headers)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.verticalHeader().setVisible(False)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+    table.setAlternatingRowColors(True)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+    for column in id_columns:  # ids are shown whole, never cut off
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     return table
 
 
 def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
+    selected = table.currentRow()
     table.setRowCount(len(rows))
     for r, row in enumerate(rows):
         for c, value in enumerate(row):
             table.setItem(r, c, QTableWidgetItem(value))
+    if 0 <= selected < len(rows):
+        table.selectRow(selected)
 
 
 class AdminScreen(QWidget):
@@ -109,92 +82,184 @@ class AdminScreen(QWidget):
 
     def __init__(self, context: AppContext, tasks: TaskRunner) -> None:
         super().__init__()
+        staff_screen(self)
         self.context = context
         self.tasks = tasks
         self.overview: dict[str, Any] = {}
         self.last_dialog: CredentialsDialog | None = None
+        self.last_confirmation: QMessageBox | None = None
         self.show_dialogs = True
+        self.auto_confirm = True
+        """What a confirmation answers when dialogs are not shown (tests)."""
+        self._busy = 0
         layout = QVBoxLayout(self)
-        title = QLabel("Admin")
-        title.setObjectName("screenTitle")
-        layout.addWidget(title)
-        self.status = QLabel("")
-        self.status.setObjectName("adminStatus")
-        self.status.setWordWrap(True)
-        layout.addWidget(self.status)
+        layout.setContentsMargins(24, 20, 24, 20)
+        layout.setSpacing(12)
+        layout.addWidget(label("Admin", "screenTitle"))
+        layout.addWidget(
+            label(
+                "Payroll providers who issue payslips, front desks that verify them, and the "
+                "keys that protect the employees' details.",
+                "screenSubtitle",
+            )
+        )
 
-        create = QHBoxLayout()
+        add, add_layout = section("Add")
+        row = QHBoxLayout()
         self.name_edit = QLineEdit()
-        self.name_edit.setPlaceholderText("Name of the payroll provider or desk")
+        self.name_edit.setPlaceholderText("Name, e.g. “Harbour Payroll Pty Ltd” or “Front desk 2”")
         self.name_edit.setObjectName("adminName")
-        self.create_issuer_button = QPushButton("Create issuer")
-        self.create_verifier_button = QPushButton("Create verifier")
+        self.name_edit.setStyleSheet("font-family: sans-serif;")
+        self.create_issuer_button = QPushButton("Add payroll provider")
+        self.create_issuer_button.setToolTip("Creates an issuer: it can register payslips.")
+        self.create_verifier_button = QPushButton("Add front desk")
+        self.create_verifier_button.setToolTip("Creates a verifier: it can check payslips.")
+        row.addWidget(self.name_edit, 1)
+        row.addWidget(self.create_issuer_button)
+        row.addWidget(self.create_verifier_button)
+        add_layout.addLayout(row)
+        layout.addWidget(add)
+
+        top = QHBoxLayout()
+        self.status = label("", "adminStatus")
+        self.status.setObjectName("adminStatus")
         self.refresh_button = QPushButton("Refresh")
-        create.addWidget(self.name_edit, 1)
-        for button in (self.create_issuer_button, self.create_verifier_button, self.refresh_button):
-            create.addWidget(button)
-        layout.addLayout(create)
+        top.addWidget(self.status, 1)
+        top.addWidget(self.refresh_button)
+        layout.addLayout(top)
 
         self.tabs = QTabWidget()
-        self.issuers = _table(["Issuer", "Issuer id", "Records", "Revoked"])
-        self.verifiers = _table(["Verifier", "Verifier id", "Created"])
-        self.clients = _table(["Client id", "Role", "Name", "State"])
-        self.keys = _table(["Key version", "Issuer", "State", "Created"])
-        self.tabs.addTab(self.issuers, "Issuers")
-        self.tabs.addTab(self.verifiers, "Verifiers")
-        self.tabs.addTab(self.clients, "Clients")
-        self.tabs.addTab(self.keys, "Keys")
-        layout.addWidget(self.tabs, 1)
+        self.issuers = _table(["Payroll provider", "Issuer id", "Payslips", "Withdrawn"], (1,))
+        self.verifiers = _table(["Front desk", "Front desk id", "Added"], (1,))
+        self.clients = _table(["Client id", "Can", "Name", "State", "Added"], (0,))
+        self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0,))
+        self.copy_buttons: dict[str, QPushButton] = {}
+        self.empty_hints: dict[str, QWidget] = {}
 
-        actions = QHBoxLayout()
-        self.rotate_button = QPushButton("Rotate key of selected issuer")
-        self.retire_button = QPushButton("Retire selected key")
-        self.disable_button = QPushButton("Disable selected client")
-        for button in (self.rotate_button, self.retire_button, self.disable_button):
-            actions.addWidget(button)
-        actions.addStretch(1)
-        layout.addLayout(actions)
+        self.rotate_button = QPushButton("Give new key")
+        self.rotate_button.setToolTip(
+            "Makes a new key version for the selected payroll provider; payslips already issued "
+            "stay verifiable."
+        )
+        self.retire_button = QPushButton("Retire key…")
+        self.disable_button = QPushButton("Disable client…")
+        self.verifier_actions = QHBoxLayout()
+        """The Front desks tab's buttons (a place for desk-related actions such as pairing)."""
+        self._page(
+            "issuers",
+            self.issuers,
+            "Payroll providers",
+            [self.rotate_button],
+            "No payroll providers yet. Type a name above and press “Add payroll provider”.",
+            1,
+        )
+        self._page(
+            "verifiers",
+            self.verifiers,
+            "Front desks",
+            [],
+            "No front desks yet. Type a name above and press “Add front desk”.",
+            1,
+            actions=self.verifier_actions,
+        )
+        self._page("clients", self.clients, "Clients", [self.disable_button], "", 0)
+        self._page("keys", self.keys, "Keys", [self.retire_button], "No keys yet.", 0)
+        layout.addWidget(self.tabs, 1)
 
         self.create_issuer_button.clicked.connect(lambda: self._create("issuer"))
         self.create_verifier_button.clicked.connect(lambda: self._create("verifier"))
+        self.name_edit.returnPressed.connect(lambda: self._create("issuer"))
         self.refresh_button.clicked.connect(self.refresh)
         self.rotate_button.clicked.connect(self._rotate)
         self.retire_button.clicked.connect(self._retire)
         self.disable_button.clicked.connect(self._disable)
+        for table in (self.issuers, self.verifiers, self.clients, self.keys):
+            table.itemSelectionChanged.connect(self._follow_selection)
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self._tick)
         if context.admin is None:
-            self._set_enabled(False)
-            self.status.setText(
-                "Admin needs this instance's admin credentials, which are only on the computer "
-                "that created it (or use `python -m service admin` there)."
+            for widget in (
+                self.create_issuer_button,
+                self.create_verifier_button,
+                self.refresh_button,
+                self.name_edit,
+            ):
+                widget.setEnabled(False)
+            set_status(
+                self.status,
+                "Admin works only on the computer that runs this office's service (its admin "
+                "sign-in is kept there).",
+                error=True,
             )
         else:
             self.refresh()
+            self.timer.start()
+        self._follow_selection()
 
-    def _set_enabled(self, enabled: bool) -> None:
-        for widget in (
-            self.create_issuer_button,
-            self.create_verifier_button,
-            self.refresh_button,
-            self.rotate_button,
-            self.retire_button,
-            self.disable_button,
-            self.name_edit,
-        ):
-            widget.setEnabled(enabled)
+    def _page(
+        self,
+        key: str,
+        table: QTableWidget,
+        title: str,
+        buttons: list[QPushButton],
+        empty: str,
+        id_column: int,
+        *,
+        actions: QHBoxLayout | None = None,
+    ) -> None:
+        page = QWidget()
+        box = QVBoxLayout(page)
+        hint = label(empty, "hint")
+        hint.hide()
+        self.empty_hints[key] = hint
+        box.addWidget(hint)
+        box.addWidget(table, 1)
+        row = actions if actions is not None else QHBoxLayout()
+        copy = QPushButton("Copy id")
+        copy.setObjectName(f"copyId:{key}")
+        copy.clicked.connect(lambda: self._copy_id(table, id_column))
+        self.copy_buttons[key] = copy
+        row.addWidget(copy)
+        for button in buttons:
+            row.addWidget(button)
+        row.addStretch(1)
+        box.addLayout(row)
+        self.tabs.addTab(page, title)
 
-    def _run(self, work: Callable[[], Any], done: Callable[[Any], None]) -> None:
-        self.status.setText("Working…")
-        self.tasks.run(work, done, self._error)
+    # ------------------------------------------------------------------ plumbing
+
+    def _run(self, work: Callable[[], Any], done: Callable[[Any], None], note: str = "") -> None:
+        self._busy += 1
+        if note:
+            set_status(self.status, note)
+
+        def finished(value: Any) -> None:
+            self._busy -= 1
+            done(value)
+
+        def failed(exc: Exception) -> None:
+            self._busy -= 1
+            self._error(exc)
+
+        self.tasks.run(work, finished, failed)
 
     def _error(self, exc: Exception) -> None:
         if isinstance(exc, ApiError):
-            text = f"{error_message(exc.code)} ({exc.code}; request id {exc.request_id or '-'})"
+            text = error_message(exc.code)
             if exc.code == "VALIDATION_FAILED" and exc.field_errors:
-                text = f"{exc.field_errors[0].path}: {exc.field_errors[0].message}"
+                problem = exc.field_errors[0]
+                text = f"The {problem.path.split('.')[-1]} {problem.message}."
+            if exc.request_id:
+                text += f" (Reference for support: {exc.request_id})"
         else:
-            text = f"The action failed ({type(exc).__name__})."
-        self.status.setText(text)
+            text = "The action could not be completed. Check the Service screen and try again."
+        set_status(self.status, text, error=True)
         self.failed.emit(text)
+
+    def _tick(self) -> None:
+        if self._busy == 0 and self.isVisible():
+            self.refresh()
 
     def refresh(self) -> None:
         admin = self.context.admin
@@ -204,59 +269,125 @@ class AdminScreen(QWidget):
 
     def _show_overview(self, overview: dict[str, Any]) -> None:
         self.overview = overview
+        issuers = overview.get("issuers", [])
+        verifiers = overview.get("verifiers", [])
+        clients = overview.get("clients", [])
+        keys = overview.get("keys", [])
         _fill(
             self.issuers,
             [
                 [i["name"], i["issuer_id"], str(i.get("records", 0)), str(i.get("revoked", 0))]
-                for i in overview.get("issuers", [])
+                for i in issuers
             ],
         )
         _fill(
             self.verifiers,
-            [
-                [v["name"], v["verifier_id"], v.get("created_at", "")]
-                for v in overview.get("verifiers", [])
-            ],
+            [[v["name"], v["verifier_id"], local_time(v.get("created_at"))] for v in verifiers],
         )
+        roles = {"admin": "Administer", "issuer": "Issue", "verifier": "Verify"}
         _fill(
             self.clients,
             [
                 [
                     c["client_id"],
-                    c["role"],
+                    roles.get(c["role"], c["role"]),
                     c["name"],
-                    "disabled" if c.get("disabled") else "active",
+                    "Disabled" if c.get("disabled") else "Active",
+                    local_time(c.get("created_at")),
                 ]
-                for c in overview.get("clients", [])
+                for c in clients
             ],
         )
-        names = {i["issuer_id"]: i["name"] for i in overview.get("issuers", [])}
+        names = {i["issuer_id"]: i["name"] for i in issuers}
         _fill(
             self.keys,
             [
                 [
                     k["key_version"],
                     names.get(k["issuer_id"], k["issuer_id"]),
-                    k["state"],
-                    k.get("created_at", ""),
+                    str(k["state"]).capitalize(),
+                    local_time(k.get("created_at")),
+                    local_time(k.get("retired_at")),
                 ]
-                for k in overview.get("keys", [])
+                for k in keys
             ],
         )
-        self.status.setText(
-            f"{len(overview.get('issuers', []))} issuers, "
-            f"{len(overview.get('verifiers', []))} verifiers, "
-            f"{overview.get('record_count', 0)} registered payslips."
+        for key, count in (("issuers", len(issuers)), ("verifiers", len(verifiers))):
+            self.empty_hints[key].setVisible(count == 0)
+        self.tabs.setTabText(0, f"Payroll providers ({len(issuers)})")
+        self.tabs.setTabText(1, f"Front desks ({len(verifiers)})")
+        set_status(
+            self.status,
+            f"{plural(len(issuers), 'payroll provider')}, {plural(len(verifiers), 'front desk')}, "
+            f"{plural(int(overview.get('record_count', 0)), 'registered payslip')}.",
         )
+        self._follow_selection()
         self.refreshed.emit()
 
     def _selected(self, table: QTableWidget, column: int) -> str | None:
-        row = table.currentRow()
+        rows = table.selectionModel().selectedRows() if table.selectionModel() else []
+        row = rows[0].row() if rows else -1
         item = table.item(row, column) if row >= 0 else None
         return item.text() if item else None
 
-    def _show_credentials(self, title: str, values: dict[str, Any]) -> None:
-        dialog = CredentialsDialog(title, values, self)
+    def _follow_selection(self) -> None:
+        """Each button is enabled only while its tab has a row it can act on."""
+        admin = self.context.admin is not None
+        self.rotate_button.setEnabled(admin and self._selected(self.issuers, 1) is not None)
+        key = self._key(self._selected(self.keys, 0))
+        self.retire_button.setEnabled(admin and key is not None and key["state"] != "retired")
+        client = self._client(self._selected(self.clients, 0))
+        self.disable_button.setEnabled(admin and client is not None and not client["disabled"])
+        for name, table, column in (
+            ("issuers", self.issuers, 1),
+            ("verifiers", self.verifiers, 1),
+            ("clients", self.clients, 0),
+            ("keys", self.keys, 0),
+        ):
+            self.copy_buttons[name].setEnabled(self._selected(table, column) is not None)
+
+    def _key(self, version: str | None) -> dict[str, Any] | None:
+        return next((k for k in self.overview.get("keys", []) if k["key_version"] == version), None)
+
+    def _client(self, client_id: str | None) -> dict[str, Any] | None:
+        return next(
+            (c for c in self.overview.get("clients", []) if c["client_id"] == client_id), None
+        )
+
+    def _copy_id(self, table: QTableWidget, column: int) -> None:
+        value = self._selected(table, column)
+        if value:
+            QGuiApplication.clipboard().setText(value)
+            set_status(self.status, f"Copied {value}")
+
+    def _confirm(self, title: str, text: str, action: str) -> bool:
+        """A question that names its target; Cancel is the default and the Esc answer."""
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self)
+        box.setObjectName("confirmation")
+        yes = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        self.last_confirmation = box
+        if not self.show_dialogs:
+            return self.auto_confirm
+        box.exec()
+        return box.clickedButton() is yes
+
+    # ------------------------------------------------------------------ actions
+
+    def _show_credentials(
+        self, title: str, values: dict[str, Any], on_use_here: Callable[[], None] | None = None
+    ) -> None:
+        settings = self.context.settings
+        dialog = CredentialsDialog(
+            title,
+            values,
+            self,
+            on_use_here=on_use_here,
+            default_folder=lambda: last_folder(settings, "credentials"),
+            remember_folder=lambda folder: remember_folder(settings, "credentials", folder),
+        )
         self.last_dialog = dialog
         if self.show_dialogs:
             dialog.open()
@@ -264,65 +395,133 @@ class AdminScreen(QWidget):
 
     def _create(self, kind: str) -> None:
         admin = self.context.admin
-        name = self.name_edit.text().strip()
+        name = " ".join(self.name_edit.text().split())
         if admin is None:
             return
         if not name:
-            self.status.setText("Enter a name first.")
+            set_status(self.status, "Type a name first.", error=True)
+            self.name_edit.setFocus()
+            return
+        listed = self.overview.get("issuers" if kind == "issuer" else "verifiers", [])
+        what = "payroll provider" if kind == "issuer" else "front desk"
+        duplicate = any(str(i.get("name", "")).casefold() == name.casefold() for i in listed)
+        if duplicate and not self._confirm(
+            "Same name",
+            f"There is already a {what} called “{name}”. Add another one with the same name?",
+            "Add another",
+        ):
+            set_status(self.status, f"Nothing added: “{name}” exists already.")
             return
         if kind == "issuer":
-            self._run(
-                lambda: admin.admin_create_issuer(name),
-                lambda made: self._show_credentials(f"New issuer: {name}", made),
-            )
+            url = self.context.service_url
+
+            def made_issuer(made: dict[str, Any]) -> None:
+                self.name_edit.clear()
+                self._show_credentials(
+                    f"New payroll provider: {name}",
+                    made,
+                    on_use_here=lambda: self._use_here(url, name, made),
+                )
+
+            self._run(lambda: admin.admin_create_issuer(name), made_issuer, "Adding…")
         else:
-            self._run(
-                lambda: admin.admin_create_verifier(name),
-                lambda made: self._show_credentials(f"New verifier: {name}", made),
-            )
+
+            def made_verifier(made: dict[str, Any]) -> None:
+                self.name_edit.clear()
+                self._show_credentials(f"New front desk: {name}", made)
+
+            self._run(lambda: admin.admin_create_verifier(name), made_verifier, "Adding…")
+
+    def _use_here(self, url: str, name: str, made: dict[str, Any]) -> None:
+        try:
+            save_local_issuer(self.context.settings, self.context.secrets, url, name, made)
+        except OSError:
+            set_status(self.status, "The issuer could not be saved on this computer.", error=True)
+            return
+        set_status(self.status, f"“{name}” is now the issuer for issuing on this computer.")
+        with contextlib.suppress(AttributeError, RuntimeError):
+            window = self.window()
+            window.issue_screen.issuer_panel.reload()  # type: ignore[attr-defined]
 
     def _rotate(self) -> None:
         admin, issuer_id = self.context.admin, self._selected(self.issuers, 1)
         if admin is None or issuer_id is None:
-            self.status.setText("Select an issuer on the Issuers tab first.")
+            set_status(self.status, "Select a payroll provider first.", error=True)
             return
+        name = self._selected(self.issuers, 0) or issuer_id
         self._run(
             lambda: admin.admin_rotate_key(issuer_id),
-            lambda made: self._show_credentials("New key version", made),
+            lambda made: self._show_credentials(f"New key for {name}", made),
+            "Making a new key…",
         )
-
-    def _confirm(self, question: str) -> bool:
-        if not self.show_dialogs:
-            return True
-        answer = QMessageBox.question(self, "Are you sure?", question)
-        return answer == QMessageBox.StandardButton.Yes
 
     def _retire(self) -> None:
         admin, key_version = self.context.admin, self._selected(self.keys, 0)
         if admin is None or key_version is None:
-            self.status.setText("Select a key on the Keys tab first.")
+            set_status(self.status, "Select a key first.", error=True)
             return
+        owner = self._selected(self.keys, 1) or ""
         if self._confirm(
-            "Retiring destroys this key. Payslips encrypted with it can never be verified again."
+            "Retire key",
+            f"Retire key {key_version} of {owner}?\n\nRetiring destroys this key: payslips "
+            "encrypted with it can never be verified again.",
+            "Retire key",
         ):
-            self._run(lambda: admin.admin_retire_key(key_version), lambda _: self.refresh())
+            self._run(
+                lambda: admin.admin_retire_key(key_version), lambda _: self.refresh(), "Retiring…"
+            )
+
+    def refusal(self, client_id: str) -> str | None:
+        """Why this client must not be disabled from here, or None."""
+        if client_id == _client_id(self.context.admin):
+            return (
+                "This is the admin client this app signs in with; disabling it would lock you "
+                "out of Admin. Disable it from another admin computer if you must."
+            )
+        own = {_client_id(c) for c in (self.context.verifier, self.context.issuer)}
+        if client_id in own:
+            return (
+                "This app itself signs in with this client; disabling it would stop this "
+                "computer from working. Disable it from another computer if you must."
+            )
+        client = self._client(client_id)
+        active_admins = [
+            c
+            for c in self.overview.get("clients", [])
+            if c["role"] == "admin" and not c.get("disabled")
+        ]
+        if client is not None and client["role"] == "admin" and len(active_admins) <= 1:
+            return "This is the last admin client; without it nobody could administer the service."
+        return None
 
     def _disable(self) -> None:
         admin, client_id = self.context.admin, self._selected(self.clients, 0)
         if admin is None or client_id is None:
-            self.status.setText("Select a client on the Clients tab first.")
+            set_status(self.status, "Select a client first.", error=True)
             return
-        if self._confirm("Disable this client? Its tokens stop working at once."):
-            self._run(lambda: admin.admin_disable_client(client_id), lambda _: self.refresh())
+        refusal = self.refusal(client_id)
+        if refusal is not None:
+            set_status(self.status, refusal, error=True)
+            self.failed.emit(refusal)
+            return
+        name = self._selected(self.clients, 2) or ""
+        if self._confirm(
+            "Disable client",
+            f"Disable client {client_id} ({name})?\n\nIt stops working at once and cannot be "
+            "turned back on.",
+            "Disable client",
+        ):
+            self._run(
+                lambda: admin.admin_disable_client(client_id),
+                lambda _: self.refresh(),
+                "Disabling…",
+            )
 
     def select_row(self, table: QTableWidget, text: str, column: int = 0) -> bool:
         """Select the row whose `column` shows `text` (used by keyboard users' search and tests)."""
         for row in range(table.rowCount()):
             item = table.item(row, column)
             if item is not None and item.text() == text:
-                table.setCurrentCell(row, column)
+                table.selectRow(row)
                 return True
         return False
-
-
-__all__ = ["AdminScreen", "CredentialsDialog"]

@@ -1,15 +1,22 @@
-"""The admin screen against a real embedded service: create, rotate, retire, disable."""
+"""The admin screen against a real embedded service: create, rotate, retire, disable, and the
+guards that keep an office from locking itself out."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QGuiApplication, QKeyEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
+from app.issuer.local_issuer import load_local_issuer
 from app.ui.admin_screen import AdminScreen
 from app.ui.service_panel import ServicePanel
 from app.ui.tasks import TaskRunner
+from tests.app.shots import shoot
 
 
 def _screen(qtbot: QtBot, context: AppContext) -> tuple[AdminScreen, TaskRunner]:
@@ -28,9 +35,10 @@ def test_overview_lists_the_demo_issuer_and_its_records(
     screen.resize(1000, 600)
     names = [screen.issuers.item(r, 0).text() for r in range(screen.issuers.rowCount())]
     assert "Demo Payroll Pty Ltd" in names
+    assert "1 payroll provider, 1 front desk," in screen.status.text()
     assert "registered payslips" in screen.status.text()
     assert int(screen.issuers.item(names.index("Demo Payroll Pty Ltd"), 2).text()) >= 3
-    screen.grab().save(str(screenshot_dir / "admin.png"))
+    shoot(screen, screenshot_dir, "admin")
     tasks.wait()
 
 
@@ -48,9 +56,9 @@ def test_creating_an_issuer_shows_credentials_once_and_never_in_the_overview(
     key = dialog.fields["encryption_key"].text()
     assert len(secret) >= 40 and len(key) == 43
     dialog.show()
-    dialog.grab().save(str(screenshot_dir / "credentials.png"))
+    shoot(dialog, screenshot_dir, "credentials", ((900, 520),))
     assert "Shown once" in dialog.findChild(type(screen.status), "shownOnceWarning").text()
-    dialog.accept()
+    dialog.confirm_saved()
     assert dialog.fields["client_secret"].text() == ""
     qtbot.waitUntil(
         lambda: any(i["name"] == "Harbour Payroll" for i in screen.overview["issuers"]),
@@ -81,8 +89,13 @@ def test_rotate_retire_and_disable_through_the_admin_api(
         ),
         timeout=10000,
     )
-    client_id = demo_context.issuer_info["client_id"]
-    assert screen.select_row(screen.clients, client_id)
+    screen.name_edit.setText("Other Payroll")
+    with qtbot.waitSignal(screen.refreshed, timeout=10000):
+        screen.create_issuer_button.click()
+    qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
+    client_id = screen.last_dialog.fields["client_id"].text()  # type: ignore[union-attr]
+    screen.last_dialog.confirm_saved()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: screen.select_row(screen.clients, client_id), timeout=10000)
     screen.disable_button.click()
     qtbot.waitUntil(
         lambda: any(
@@ -139,3 +152,131 @@ def test_service_panel_says_when_the_service_does_not_answer(
     panel.timer.stop()
     tasks.wait()
     context.close()
+
+
+def test_credentials_dialog_closes_only_when_the_user_says_they_saved_them(
+    qtbot: QtBot, demo_context: AppContext, tmp_path: Path, screenshot_dir: Path, no_leaks: None
+) -> None:
+    screen, tasks = _screen(qtbot, demo_context)
+    screen.name_edit.setText("Harbour Payroll")
+    with qtbot.waitSignal(screen.refreshed, timeout=10000):
+        screen.create_issuer_button.click()
+    qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
+    dialog = screen.last_dialog
+    assert dialog is not None
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    secret = dialog.fields["client_secret"].text()
+    for key in (Qt.Key.Key_Escape, Qt.Key.Key_Return):
+        QApplication.sendEvent(
+            dialog, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier)
+        )
+        assert dialog.isVisible()
+    dialog.close()
+    assert dialog.isVisible() and "I have saved these" in dialog.status.text()
+
+    dialog.copy_all_button.click()
+    copied = QGuiApplication.clipboard().text()
+    assert secret in copied and dialog.fields["encryption_key"].text() in copied
+    assert "Client secret:" in copied
+    target = tmp_path / "harbour.txt"
+    dialog.save_to(target)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert secret in target.read_text()
+    shoot(dialog, screenshot_dir, "credentials-saved", ((900, 560),))
+
+    assert dialog.use_here is not None and dialog.use_here.isChecked()
+    dialog.done_button.click()
+    assert not dialog.isVisible() and dialog.fields["client_secret"].text() == ""
+    saved = load_local_issuer(demo_context.settings, demo_context.secrets)
+    assert saved is not None and saved.name == "Harbour Payroll" and saved.complete
+    assert saved.client_secret == secret
+    settings_text = (Path(str(demo_context.secrets._dir)) / "settings.json").read_text()
+    assert secret not in settings_text and "Harbour Payroll" in settings_text
+    tasks.wait()
+
+
+def test_the_app_refuses_to_lock_itself_out(
+    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
+) -> None:
+    screen, tasks = _screen(qtbot, demo_context)
+    screen.resize(1280, 800)
+    screen.tabs.setCurrentIndex(2)
+    assert not screen.disable_button.isEnabled()  # nothing selected yet
+    assert not screen.copy_buttons["clients"].isEnabled()
+    admin_id = next(c["client_id"] for c in screen.overview["clients"] if c["role"] == "admin")
+    for own in (admin_id, demo_context.issuer_info["client_id"]):
+        assert screen.select_row(screen.clients, own)
+        assert screen.disable_button.isEnabled() and screen.copy_buttons["clients"].isEnabled()
+        with qtbot.waitSignal(screen.failed, timeout=2000) as refused:
+            screen.disable_button.click()
+        assert "signs in with this client" in refused.args[0] or "admin client" in refused.args[0]
+        assert screen.last_confirmation is None  # not even asked
+    shoot(screen, screenshot_dir, "admin-refusal")
+    # The last admin client is protected even when the app would not be using it.
+    assert screen.refusal(admin_id) is not None
+    # Nothing was disabled.
+    screen.refresh()
+    qtbot.waitUntil(lambda: screen._busy == 0, timeout=10000)
+    assert not any(c["disabled"] for c in screen.overview["clients"])
+
+    screen.copy_buttons["clients"].click()
+    assert QGuiApplication.clipboard().text() == demo_context.issuer_info["client_id"]
+    verifier = next(c for c in screen.overview["clients"] if c["role"] == "verifier")
+    tasks.wait()
+    assert verifier["client_id"]  # the demo's desk client is the one this app verifies with
+    assert screen.refusal(verifier["client_id"]) is not None
+
+
+def test_confirmations_name_their_target_and_default_to_cancel(
+    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
+) -> None:
+    screen, tasks = _screen(qtbot, demo_context)
+    key_version = screen.overview["keys"][0]["key_version"]
+    screen.tabs.setCurrentIndex(3)
+    assert not screen.retire_button.isEnabled()
+    assert screen.select_row(screen.keys, key_version)
+    assert screen.retire_button.isEnabled()
+    screen.auto_confirm = False  # the user answers Cancel
+    screen.retire_button.click()
+    box = screen.last_confirmation
+    assert box is not None
+    assert key_version in box.text() and "Demo Payroll Pty Ltd" in box.text()
+    assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+    assert box.escapeButton() is box.button(QMessageBox.StandardButton.Cancel)
+    tasks.wait()
+    assert all(k["state"] == "active" for k in screen.overview["keys"])
+
+    # A duplicate name asks first; answering Cancel adds nothing.
+    before = len(screen.overview["issuers"])
+    screen.name_edit.setText("demo payroll pty ltd")
+    screen.create_issuer_button.click()
+    assert "already a payroll provider called" in screen.last_confirmation.text()  # type: ignore[union-attr]
+    assert "exists already" in screen.status.text()
+    tasks.wait()
+    assert screen.last_dialog is None and len(screen.overview["issuers"]) == before
+
+    # Keys show local times, not raw ISO strings, and ids are whole.
+    assert "T" not in screen.keys.item(0, 3).text() and "Z" not in screen.keys.item(0, 3).text()
+    assert screen.keys.item(0, 0).text() == key_version
+    shoot(screen, screenshot_dir, "admin-keys")
+    tasks.wait()
+
+
+def test_counts_refresh_after_each_change_and_on_a_timer(
+    qtbot: QtBot, demo_context: AppContext, no_leaks: None
+) -> None:
+    screen, tasks = _screen(qtbot, demo_context)
+    screen.show()
+    assert screen.timer.isActive()
+    assert screen.issuers.item(0, 2).text() == "3"
+    # A change made elsewhere (another admin, a pay run) shows up without pressing Refresh.
+    assert demo_context.admin is not None
+    demo_context.admin.admin_create_verifier("Desk made elsewhere")
+    screen.timer.setInterval(200)
+    qtbot.waitUntil(
+        lambda: screen.verifiers.rowCount() == 2 and "2 front desks" in screen.status.text(),
+        timeout=10000,
+    )
+    screen.timer.stop()
+    tasks.wait()

@@ -1,0 +1,89 @@
+"""The issuer this computer issues as, saved once so nobody pastes five credential fields.
+
+When an admin creates an issuer and ticks "Use this issuer for issuing on this computer", its
+client secret and encryption key go to the SecretStore (the OS keyring, as the verifier's secret
+does; a 0600 file only where no keyring exists), and only the harmless parts (service address,
+name, client id, key version) to settings.json. The Issue screen then shows the issuer by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.settings import SecretStore, Settings
+
+SETTINGS_KEY = "issuer"
+
+
+def _secret_slot(client_id: str) -> str:
+    return f"issuer:{client_id}:secret"
+
+
+def _key_slot(client_id: str) -> str:
+    return f"issuer:{client_id}:key"
+
+
+@dataclass(frozen=True)
+class LocalIssuer:
+    url: str
+    client_id: str
+    name: str = ""
+    key_version: str = ""
+    client_secret: str = field(default="", repr=False)
+    encryption_key: str = field(default="", repr=False)
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.url and self.client_id and self.client_secret and self.encryption_key)
+
+
+def save_local_issuer(
+    settings: Settings, secrets: SecretStore, url: str, name: str, made: Mapping[str, Any]
+) -> LocalIssuer:
+    """Remember a just-created issuer (the admin API's one-time answer) for this computer."""
+    issuer = LocalIssuer(
+        url=url.rstrip("/"),
+        client_id=str(made["client_id"]),
+        name=name,
+        key_version=str(made.get("key_version") or ""),
+        client_secret=str(made["client_secret"]),
+        encryption_key=str(made["encryption_key"]),
+    )
+    remember(settings, secrets, issuer, with_secrets=True)
+    return issuer
+
+
+def remember(
+    settings: Settings, secrets: SecretStore, issuer: LocalIssuer, *, with_secrets: bool
+) -> None:
+    """Write the public parts to settings.json and, when asked, the secrets to the SecretStore."""
+    if with_secrets:
+        secrets.set(_secret_slot(issuer.client_id), issuer.client_secret)
+        secrets.set(_key_slot(issuer.client_id), issuer.encryption_key)
+    wanted = {
+        "url": issuer.url,
+        "client_id": issuer.client_id,
+        "key_version": issuer.key_version,
+        "name": issuer.name,
+    }
+    if settings.extra.get(SETTINGS_KEY) != wanted:
+        settings.extra[SETTINGS_KEY] = wanted
+        settings.save()
+
+
+def load_local_issuer(settings: Settings, secrets: SecretStore) -> LocalIssuer | None:
+    """The saved issuer with whatever secrets this computer holds for it, or None."""
+    saved = settings.extra.get(SETTINGS_KEY) if settings.extra else None
+    if not isinstance(saved, dict) or not saved.get("client_id"):
+        return None
+    client_id = str(saved["client_id"])
+    return LocalIssuer(
+        url=str(saved.get("url") or ""),
+        client_id=client_id,
+        name=str(saved.get("name") or ""),
+        key_version=str(saved.get("key_version") or ""),
+        client_secret=secrets.get(_secret_slot(client_id)) or "",
+        encryption_key=secrets.get(_key_slot(client_id)) or "",
+    )

@@ -1,0 +1,32 @@
+"""Screenshots of staff screens at the two window sizes people use (issue 11).
+
+Saved under the test's tmp_path; a copy goes to /tmp/shots11 for a person to look at. Never in
+the repository (screens may show invented personal data from the demo).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication, QWidget
+
+SIZES = ((1280, 800), (1920, 1080))
+REVIEW = Path("/tmp/shots11")
+
+
+def shoot(
+    widget: QWidget, folder: Path, name: str, sizes: tuple[tuple[int, int], ...] = SIZES
+) -> list[Path]:
+    """Resize `widget` to each size, let layouts settle, save a PNG; returns the paths."""
+    paths = []
+    for width, height in sizes:
+        widget.resize(width, height)
+        for _ in range(3):
+            QApplication.processEvents()
+        path = folder / f"{name}-{width}x{height}.png"
+        assert widget.grab().save(str(path)), path
+        paths.append(path)
+        REVIEW.mkdir(exist_ok=True)
+        shutil.copy(path, REVIEW / path.name)
+    return paths
