@@ -69,6 +69,23 @@ def _setup_logging() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Every command ends in an exit code and at most one plain line on stderr, never a
+    traceback; unforeseen failures leave theirs in the log folder that line names."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # the one place that turns failures into a line
+        from service.cli_errors import operator_message
+
+        logging.getLogger("app").error("command failed: %s", type(exc).__name__)
+        print(f"error: {operator_message(exc)}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     multiprocessing.freeze_support()  # pay runs render badges in worker processes, also frozen
     # OpenCV warns on stderr at every camera retry (every 3 s without a camera); the screen says
     # it once, in words.

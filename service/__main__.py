@@ -11,15 +11,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from service.domain.errors import ServiceError
+from service.cli_errors import operator_message
 from service.instance import (
     InstanceError,
+    check_instance,
     data_dir_or_default,
     domain_for,
     init_instance,
     load_master_key,
     offline_config,
     open_store,
+    resolve_store,
 )
 
 
@@ -84,8 +86,12 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
 def _serve(args: argparse.Namespace) -> int:
     from service.server import serve_workers, start, start_demo
 
-    if args.workers > 1 and args.store != "postgres":
-        raise InstanceError("--workers above 1 needs --store postgres")
+    store_kind, _ = resolve_store(args.store, args.database_url)
+    if args.workers > 1 and store_kind != "postgres":
+        raise InstanceError(
+            "--workers above 1 needs PostgreSQL: set PAYSLIP_DATABASE_URL "
+            "(or pass --store postgres --database-url URL)"
+        )
     options: dict[str, Any] = {
         "public_url": args.public_url,
         "issuer_url": args.issuer_url,
@@ -104,6 +110,7 @@ def _serve(args: argparse.Namespace) -> int:
             raise InstanceError("--workers above 1 needs a POSIX system")
         del options["in_thread"]
         data_dir = data_dir_or_default(args.data_dir)
+        check_instance(data_dir, args.store, args.database_url)
         return serve_workers(data_dir, args.host, args.port, args.workers, **options)
     if args.demo:
         running = start_demo(args.host, args.port, **options)
@@ -125,7 +132,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    level = os.environ.get("PAYSLIP_LOG_LEVEL", "INFO").upper()
+    # A server logs as servers do; one-shot commands say what matters in their one line.
+    default_level = "INFO" if args.command == "serve" else "ERROR"
+    level = os.environ.get("PAYSLIP_LOG_LEVEL", default_level).upper()
     logging.basicConfig(
         level=getattr(logging, level, logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
@@ -139,9 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print(_admin(args))
             return 0
         return _serve(args)
-    except (InstanceError, ServiceError, OSError) as exc:
-        message = exc.detail if isinstance(exc, ServiceError) else str(exc)
-        print(f"error: {message}", file=sys.stderr)
+    except BrokenPipeError:
+        return 1  # stdout closed early (`| head`): nothing left to tell anyone
+    except Exception as exc:  # the one place that turns failures into a line
+        port, host = getattr(args, "port", None), getattr(args, "host", None)
+        print(f"error: {operator_message(exc, port, host)}", file=sys.stderr)
         return 2
 
 

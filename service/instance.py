@@ -6,17 +6,19 @@ domain below it stays free of both.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 from service.config import ServiceConfig, default_data_dir
 from service.domain.clock import Clock, SystemClock
-from service.domain.context import Domain, build_domain
+from service.domain.context import Domain, build_domain, holds_instance
 from service.domain.tokens import Audiences
 from service.protocol.crypto import new_key
 from service.protocol.encoding import EncodingError, b64url_decode, b64url_encode
-from service.storage.port import Store
+from service.storage.port import Store, StoreUnavailable
 
 MASTER_KEY_FILE = "master.key"
 STORE_DIR = "db"
@@ -38,6 +40,8 @@ def load_master_key(data_dir: Path) -> bytes:
     path = data_dir / MASTER_KEY_FILE
     try:
         text = path.read_text("ascii").strip()
+    except UnicodeDecodeError:
+        text = ""  # not base64url text at all: reported below like any malformed key
     except FileNotFoundError:
         raise InstanceError(
             f"no master key at {path}; run `python -m service init` or set PAYSLIP_MASTER_KEY"
@@ -74,20 +78,39 @@ SERVER_REFRESH_INTERVAL = 0.02
 """A serving process looks for other processes' commits (the admin CLI's) at most every 20 ms."""
 
 
+def resolve_store(kind: str | None, database_url: str | None) -> tuple[str, str | None]:
+    """Which store every command uses: `--store` when given, else PostgreSQL when a database URL
+    is given or `PAYSLIP_DATABASE_URL` is set, else TinyDB. One rule for init, admin and serve."""
+    url = database_url or database_url_from_env()
+    chosen = kind or ("postgres" if url else "tinydb")
+    if chosen == "postgres" and not url:
+        raise InstanceError("--store postgres needs --database-url or PAYSLIP_DATABASE_URL")
+    return chosen, url
+
+
 def open_store(
     data_dir: Path,
     kind: str | None = None,
     database_url: str | None = None,
     refresh_interval: float = 0.0,
 ) -> Store:
-    url = database_url or database_url_from_env()
-    chosen = kind or ("postgres" if url else "tinydb")
+    chosen, url = resolve_store(kind, database_url)
     if chosen == "postgres":
-        if not url:
-            raise InstanceError("--store postgres needs --database-url or PAYSLIP_DATABASE_URL")
-        from service.storage.postgres_store import PostgresStore
-
-        return PostgresStore(url)
+        assert url is not None
+        try:
+            from service.storage.postgres_store import PostgresStore
+        except ImportError:
+            raise InstanceError(
+                "PostgreSQL support is not installed: pip install 'payslip-verify[postgres]'"
+            ) from None
+        try:
+            return PostgresStore(url)
+        except StoreUnavailable as exc:
+            # StoreUnavailable messages never quote the URL (it may hold a password).
+            raise InstanceError(
+                f"cannot use the PostgreSQL database: {exc}; check PAYSLIP_DATABASE_URL and that "
+                "the server is running"
+            ) from None
     from service.storage.tinydb_store import TinyDBStore
 
     return TinyDBStore(data_dir / STORE_DIR, refresh_interval=refresh_interval)
@@ -139,20 +162,57 @@ def domain_for(store: Store, config: ServiceConfig, clock: Clock | None = None) 
 def init_instance(
     data_dir: Path, kind: str | None = None, database_url: str | None = None
 ) -> dict[str, str]:
-    """Create the store, master key, token signing key and an admin client."""
+    """Create the store, master key, token signing key and an admin client.
+
+    Refuses, changing nothing, when the directory or the database already holds an instance;
+    if anything fails half-way, the files it created are removed again, so a corrected retry
+    is not met by "already holds an instance".
+    """
     if is_initialised(data_dir):
         raise InstanceError(f"{data_dir} already holds an instance")
-    data_dir.mkdir(parents=True, exist_ok=True)
-    master_key = (
-        load_master_key(data_dir)
-        if os.environ.get("PAYSLIP_MASTER_KEY")
-        else _write_master_key(data_dir)
-    )
+    created: list[Path] = [p for p in (data_dir, data_dir / STORE_DIR) if not p.exists()]
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        store = open_store(data_dir, kind, database_url)
+        try:
+            if holds_instance(store):
+                raise InstanceError(
+                    "the database already holds an instance; use its data directory (or its "
+                    "PAYSLIP_MASTER_KEY) with `serve` and `admin`, or point "
+                    "PAYSLIP_DATABASE_URL at an empty database"
+                )
+            if os.environ.get("PAYSLIP_MASTER_KEY"):
+                master_key = load_master_key(data_dir)
+            else:
+                master_key = _write_master_key(data_dir)
+                created.append(data_dir / MASTER_KEY_FILE)
+            admin = domain_for(store, offline_config(master_key)).admin.create_admin_client()
+        finally:
+            store.close()
+        (data_dir / INSTANCE_FILE).write_text(json.dumps({"format": 1}) + "\n", encoding="utf-8")
+    except BaseException:
+        _remove_created(created)
+        raise
+    return {"data_dir": str(data_dir), **admin}
+
+
+def _remove_created(paths: list[Path]) -> None:
+    """Undo a failed init: the master key file, then the folders it made (newest first)."""
+    for path in sorted(paths, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+
+
+def check_instance(
+    data_dir: Path, kind: str | None = None, database_url: str | None = None
+) -> None:
+    """Open the store and its instance secrets once, so `serve` fails with one clear line
+    before it binds or forks workers (a worker's own failure would only be an exit code)."""
     store = open_store(data_dir, kind, database_url)
     try:
-        domain = domain_for(store, offline_config(master_key))
-        admin = domain.admin.create_admin_client()
+        domain_for(store, offline_config(load_master_key(data_dir)))
     finally:
         store.close()
-    (data_dir / INSTANCE_FILE).write_text(json.dumps({"format": 1}) + "\n", encoding="utf-8")
-    return {"data_dir": str(data_dir), **admin}

@@ -91,6 +91,8 @@ def _title(name: str) -> str:
         "acc": "ACC",
         "etp": "ETP",
         "kiwisaver": "KiwiSaver",
+        "slcir": "Student loan compulsory repayment (SLCIR)",
+        "slbor": "Student loan borrower-initiated repayment (SLBOR)",
     }
     parts = [fixes.get(w, w) for w in words.split(" ")]
     text = " ".join(parts)

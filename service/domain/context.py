@@ -16,14 +16,17 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from service.domain.admin import Admin
 from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock
+from service.domain.errors import MasterKeyMismatch
 from service.domain.keys import KeyRing
 from service.domain.registration import Registration
 from service.domain.revocation import Revocation
 from service.domain.tokens import Audiences, TokenService
 from service.domain.verification import Verification
-from service.protocol.crypto import unwrap_key, wrap_key
+from service.protocol.crypto import AuthenticationFailed, unwrap_key, wrap_key
 from service.protocol.encoding import b64url_decode, b64url_encode
 from service.storage.port import Store
+
+SIGNING_KEY_SETTING = "token_signing_key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +48,15 @@ def _instance_secret(store: Store, master_key: bytes, name: str) -> bytes:
         store.set_setting(name, b64url_encode(wrap_key(secrets.token_bytes(32), master_key, name)))
         wrapped = store.get_setting(name)
         assert wrapped is not None
-    return unwrap_key(b64url_decode(wrapped), master_key, name)
+    try:
+        return unwrap_key(b64url_decode(wrapped), master_key, name)
+    except AuthenticationFailed:
+        raise MasterKeyMismatch("the master key does not open this store's keys") from None
+
+
+def holds_instance(store: Store) -> bool:
+    """Whether the store already belongs to an instance (its signing key exists)."""
+    return store.get_setting(SIGNING_KEY_SETTING) is not None
 
 
 def build_domain(
@@ -58,7 +69,7 @@ def build_domain(
     token_ttl: int = 900,
 ) -> Domain:
     signing_key = Ed25519PrivateKey.from_private_bytes(
-        _instance_secret(store, master_key, "token_signing_key")
+        _instance_secret(store, master_key, SIGNING_KEY_SETTING)
     )
     public = signing_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     kid = b64url_encode(public)[:16]

@@ -16,6 +16,11 @@ class FieldProblem:
     message: str
 
 
+class MasterKeyMismatch(Exception):
+    """The master key does not open this store's instance secrets: the data directory (or
+    PAYSLIP_MASTER_KEY) belongs to another instance than the database. Nothing was changed."""
+
+
 class ServiceError(Exception):
     """A failure a client can act on, identified by its `code`."""
 

@@ -81,9 +81,17 @@ class KeyRing:
         keys = [k for k in self._store.list_keys(issuer_id) if k.state != "retired"]
         return sorted(keys, key=lambda k: k.number, reverse=True)
 
-    def has_retired_key_since_before(self, issuer_id: str, registered_at: str) -> bool:
+    def retired_key_was_live_at(self, issuer_id: str, registered_at: str) -> bool:
+        """Whether a key that is retired now was live when the record was registered (created at
+        or before the registration, retired after it), so it may have been the one used
+        (PROTOCOL §2). A key already retired at registration cannot have sealed the record.
+        Timestamps share one fixed-width form (`iso_z`), so text order is time order; a
+        retirement in the same millisecond as the registration counts as live, and a retired key
+        with no recorded retirement time is assumed live, so doubt never reads as tampering."""
         return any(
-            k.state == "retired" and k.created_at <= registered_at
+            k.state == "retired"
+            and k.created_at <= registered_at
+            and (k.retired_at is None or k.retired_at >= registered_at)
             for k in self._store.list_keys(issuer_id)
         )
 

@@ -81,7 +81,7 @@ class Verification:
                 continue
             self._store.pin_key(record.service_reference, key.key_version)
             return plaintext
-        if not candidates or self._keys.has_retired_key_since_before(
+        if not candidates or self._keys.retired_key_was_live_at(
             record.issuer_id, record.registered_at
         ):
             raise ServiceError(

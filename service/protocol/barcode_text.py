@@ -53,6 +53,12 @@ def build_scan_url_v2(scan_base: str, reference: str, ciphertext: bytes) -> str:
     return scan_url_prefix(scan_base, reference) + base32_encode(ciphertext)
 
 
+def build_scan_url_v1_fragment(scan_base: str, reference: str, ciphertext: bytes) -> str:
+    """The `#1.` form other issuer libraries write. This project never prints it; it exists so
+    tests can produce what those libraries produce and prove that readers take it."""
+    return f"{scan_base.rstrip('/')}/v/{reference}#1.{b64url_encode(ciphertext)}"
+
+
 def parse_barcode(text: str) -> Payload:
     """Read any form of PROTOCOL §3 (surrounding whitespace ignored)."""
     stripped = text.strip()
@@ -70,14 +76,20 @@ def _parse_url(rest: str) -> Payload:
     if path.startswith("/v/") and len(path) > 3:
         tail = unquote(path[3:])
         if REFERENCE_RE.match(tail):
-            fragment = unquote(fragment)
-            if not fragment.startswith("2."):
-                raise BarcodeTextError("scan URL fragment is not a version 2 ciphertext")
-            return _payload(2, tail, fragment[2:])
+            return _parse_fragment(tail, unquote(fragment))
         return _parse_payload(tail)
     if path in ("/v", "/v/") and fragment:
         return _parse_payload(unquote(fragment))
     raise BarcodeTextError("not a payslip scan URL")
+
+
+def _parse_fragment(reference: str, fragment: str) -> Payload:
+    """`#2.<BASE32>` is what writers print; `#1.<base64url>` is what other issuer libraries'
+    v1 option (and one library's default) print, so readers take it too and never write it."""
+    version, dot, encoded = fragment.partition(".")
+    if not dot or version not in ("1", "2"):
+        raise BarcodeTextError("scan URL fragment is not a version 1 or 2 ciphertext")
+    return _payload(int(version), reference, encoded)
 
 
 def _parse_payload(text: str) -> Payload:

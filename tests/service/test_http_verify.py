@@ -10,7 +10,11 @@ from urllib.parse import quote
 
 import pytest
 
-from service.protocol.barcode_text import build_payload_v1, build_payload_v2
+from service.protocol.barcode_text import (
+    build_payload_v1,
+    build_payload_v2,
+    build_scan_url_v1_fragment,
+)
 from service.protocol.crypto import encrypt
 from service.protocol.encoding import b64url_decode, b64url_encode, base32_encode, new_reference
 from tests.factories import AU_V1, NZ_V1, PII_FIELDS, Sealed, sealed_record
@@ -52,6 +56,11 @@ def forms(sealed: Sealed, base: str) -> dict[str, str]:
         "scan URL v1 fragment, v1 payload": f"https://h.example/v#{v1}",
         "scan URL v1 fragment, v2 payload": f"http://127.0.0.1:1/v#{v2}",
         "scan URL v1 fragment, escaped": f"https://h.example/v#{quote(v2, safe='')}",
+        "scan URL with #1. fragment": build_scan_url_v1_fragment(base, ref, ct),
+        "scan URL with #1. fragment, other host": build_scan_url_v1_fragment(
+            "https://payslips.example.org", ref, ct
+        ),
+        "scan URL with #1. fragment, escaped": f"https://h.example/v/{ref}#%31.{b64url_encode(ct)}",
         "whitespace around payload": f" \t\r\n{v2}\n ",
         "whitespace around scan URL": f"\n{sealed.scan_url(base)}  ",
     }
@@ -167,7 +176,12 @@ def test_the_same_payload_gives_the_same_result(live: LiveService) -> None:
         lambda ref, ct: f"2|{ref}|{base32_encode(ct)}|extra",
         lambda ref, ct: f"2| {ref}|{base32_encode(ct)}",
         lambda ref, ct: f"https://h.example/x/{ref}#2.{base32_encode(ct)}",
-        lambda ref, ct: f"https://h.example/v/{ref}#1.{b64url_encode(ct)}",
+        lambda ref, ct: f"https://h.example/v/{ref}#1.{base32_encode(ct)}=",
+        lambda ref, ct: f"https://h.example/v/{ref}#1.{b64url_encode(ct)}==",
+        lambda ref, ct: f"https://h.example/v/{ref}#1.",
+        lambda ref, ct: f"https://h.example/v/{ref}#1{b64url_encode(ct)}",
+        lambda ref, ct: f"https://h.example/v/{ref}#3.{base32_encode(ct)}",
+        lambda ref, ct: f"https://h.example/v/{ref}#2.{b64url_encode(ct)}",
         lambda ref, ct: f"https://h.example/v/{ref}",
         lambda ref, ct: f"https://h.example/v/{ref}#",
         lambda ref, ct: "https://h.example/v#",

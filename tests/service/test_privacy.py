@@ -150,7 +150,7 @@ def exercise(
         f"2|{first.reference}|{base32_encode(first.ciphertext).lower()}",
         f"2|{'Z' * 22}|{base32_encode(first.ciphertext)}",
         f"{MARKER_NAME} {MARKER_ACCOUNT}",
-        f"https://h.example/v/{first.reference}#1.{b64url_encode(first.ciphertext)}",
+        f"https://h.example/v/{first.reference}#1.{b64url_encode(tampered)}",
     ]
     for text in failing_barcodes:
         post("/v1/verifications/payload", {"barcode": text}, verifier_token)

@@ -205,6 +205,11 @@ NZ_V2_FULL: dict[str, Any] = {
     "kiwisaver_employer_contribution": "90",
     "esct": "15",
     "reimbursements": "12.00",
+    "prior_period_gross_adjustment": "-120.50",
+    "prior_period_paye_adjustment": "-30.10",
+    "payroll_donation_tax_credit": "1.67",
+    "slcir": "40.00",
+    "slbor": "25",
     "pay_cycle": "fortnightly",
     "tax_code": "M SL",
     "employment_type": "permanent full time",
@@ -778,6 +783,11 @@ def test_conditional_rules_wait_for_a_valid_type() -> None:
         ("nz.payslip.v2", "hours_paid"),
         ("nz.payslip.v2", "leave_balances.annual.amount"),
         ("nz.payslip.v2", "earnings.0.ytd_amount"),
+        ("nz.payslip.v2", "prior_period_gross_adjustment"),
+        ("nz.payslip.v2", "prior_period_paye_adjustment"),
+        ("nz.payslip.v2", "payroll_donation_tax_credit"),
+        ("nz.payslip.v2", "slcir"),
+        ("nz.payslip.v2", "slbor"),
     ],
 )
 def test_v2_figures_must_be_decimal_strings(schema: str, path: str, value: object) -> None:

@@ -127,6 +127,13 @@ class NzPayslipV2(PeriodModel):
     kiwisaver_employer_contribution: Opt[DecimalText] = None
     esct: Opt[DecimalText] = None
     reimbursements: Opt[DecimalText] = None
+    # Adjustments of earlier periods, the payroll-giving tax credit, and student loan compulsory
+    # (SLCIR) and borrower-initiated (SLBOR) repayments: issuer libraries in the field send them.
+    prior_period_gross_adjustment: Opt[DecimalText] = None
+    prior_period_paye_adjustment: Opt[DecimalText] = None
+    payroll_donation_tax_credit: Opt[DecimalText] = None
+    slcir: Opt[DecimalText] = None
+    slbor: Opt[DecimalText] = None
     pay_cycle: Opt[Text50] = None
     tax_code: Opt[Text50] = None
     employment_type: Opt[Text50] = None
