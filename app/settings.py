@@ -131,10 +131,8 @@ def _usable_keyring() -> Any:
     except ImportError:
         return None
     backend = keyring.get_keyring()
-    if (
-        isinstance(backend, fail.Keyring)
-        or ("chainer" in type(backend).__name__.lower()
-        and not (getattr(backend, "backends", None)))
+    if isinstance(backend, fail.Keyring) or (
+        "chainer" in type(backend).__name__.lower() and not (getattr(backend, "backends", None))
     ):
         return None
     return keyring

@@ -20,8 +20,7 @@ _BASE32_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _BASE32_VALUES = {c: i for i, c in enumerate(_BASE32_ALPHABET)}
 _TO_BASE32HEX = str.maketrans(_BASE32_ALPHABET, "0123456789ABCDEFGHIJKLMNOPQRSTUV")
 _B64URL_VALUES = {
-    c: i
-    for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 }
 
 

@@ -19,19 +19,28 @@ from service.protocol.pdf_stamp import stamp_badge
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(args: list[str], env_extra: dict[str, str] | None = None, stdin: str | None = None
-         ) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], env_extra: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env_extra or {})}
     return subprocess.run(
-        [sys.executable, "-m", "app", *args], capture_output=True, text=True, env=env,
-        cwd=ROOT, timeout=120, input=stdin,
+        [sys.executable, "-m", "app", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+        input=stdin,
     )
 
 
 def _remote(ctx: AppContext) -> list[str]:
     assert ctx.demo is not None
-    return [f"--service-url={ctx.service_url}", f"--client-id={ctx.demo.verifier['client_id']}",
-            f"--client-secret={ctx.demo.verifier['client_secret']}"]
+    return [
+        f"--service-url={ctx.service_url}",
+        f"--client-id={ctx.demo.verifier['client_id']}",
+        f"--client-secret={ctx.demo.verifier['client_secret']}",
+    ]
 
 
 def _blank_pdf() -> bytes:
@@ -68,8 +77,10 @@ def test_verify_text_image_and_pdf_exit_zero(demo_context: AppContext, tmp_path:
 def test_credentials_from_the_environment(demo_context: AppContext) -> None:
     assert demo_context.demo is not None
     sample = demo_context.demo.samples[0]
-    env = {"PAYSLIP_CLIENT_ID": demo_context.demo.verifier["client_id"],
-           "PAYSLIP_CLIENT_SECRET": demo_context.demo.verifier["client_secret"]}
+    env = {
+        "PAYSLIP_CLIENT_ID": demo_context.demo.verifier["client_id"],
+        "PAYSLIP_CLIENT_SECRET": demo_context.demo.verifier["client_secret"],
+    }
     out = _run(["verify", sample.payload, "--service-url", demo_context.service_url], env)
     assert out.returncode == 0, out.stderr
 
