@@ -52,6 +52,14 @@ def staff_stylesheet() -> str:
     QToolButton#disclosure {{ border: none; color: {ACCENT}; font-weight: 600;
         padding: 4px 0px; }}
     QCheckBox, QRadioButton {{ spacing: 8px; }}
+    QPushButton#primary:disabled {{ background: #c9d3de; border: 1px solid #c9d3de;
+        color: #f4f6f8; }}
+    QPushButton#linkButton:disabled {{ color: #9aa3ad; text-decoration: none; }}
+    QGroupBox {{ border: 1px solid {LINE}; border-radius: 8px; margin-top: 14px;
+        padding: 12px 10px 8px 10px; font-weight: 600; background: {SURFACE}; }}
+    QGroupBox::title {{ subcontrol-origin: margin; left: 10px; padding: 0 4px;
+        color: {MUTED}; }}
+    QGroupBox QLabel {{ font-weight: normal; }}
     """
     )
 

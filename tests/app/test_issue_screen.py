@@ -12,14 +12,28 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfWriter
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QDateEdit,
+    QFileDialog,
+    QLabel,
+    QTabBar,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
 from app.inputs.reading import read_input
+from app.issuer.local_issuer import save_local_issuer
 from app.issuer.runner import RunSummary
+from app.ui.folders import last_folder
+from app.ui.issue.single import stamped_pdf_name
 from app.ui.issue_screen import IssueScreen
 from app.ui.tasks import TaskRunner
 from service.demo import sample_records
+from tests.app.shots import shoot
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +69,7 @@ def screen(
     tasks = TaskRunner()
     widget = IssueScreen(demo_context, tasks)
     qtbot.addWidget(widget)
-    widget.resize(1180, 900)
+    widget.resize(1280, 800)
     widget.show()
     yield widget
     tasks.wait()
@@ -72,38 +86,40 @@ def blank_pdf(pages: int = 1) -> bytes:
     return buffer.getvalue()
 
 
-def shoot(widget: IssueScreen, folder: Path, name: str) -> Path:
-    path = folder / f"{name}.png"
-    assert widget.grab().save(str(path))
-    return path
-
-
-def test_required_fields_and_bad_values_are_shown_inline(
+def test_required_fields_and_bad_values_are_shown_inline_and_clear_as_fixed(
     screen: IssueScreen, qtbot: QtBot, screenshot_dir: Path
 ) -> None:
     failures: list[str] = []
-    screen.single.failed.connect(failures.append)
-    screen.single.issue_button.click()
-    form = screen.single.payslip_form
+    single = screen.single
+    single.failed.connect(failures.append)
+    single.issue_button.click()
+    form = single.payslip_form
     assert form is not None
-    for path in ("period_end", "payment_date", "currency", "gross", "paygw", "net"):
+    assert form.editor("currency").text() == "AUD"  # type: ignore[union-attr]  # preset
+    for path in ("period_end", "payment_date", "gross", "paygw", "net"):
         editor = form.editor(path)
         assert editor is not None and editor.error.isVisible(), path
-        assert editor.error.text() == "required"
-    assert failures and "need attention" in screen.single.status.text()
-    assert screen.single.pii_form.error.text() == "employee name: is required"
+        assert editor.error.text() == "Please fill this in"
+    assert failures and "6 fields need attention" in single.status.text()
+    assert single.pii_form.error.text() == "employee name: is required"
+    assert single.issue_button.isEnabled() and not single.stamp_button.isEnabled()
+    shoot(screen, screenshot_dir, "issue-validation")
 
-    form.editor("period_end").set_text("2026-02-30")  # type: ignore[union-attr]
     form.editor("gross").set_text("12.3.4")  # type: ignore[union-attr]
     form.editor("net").set_text("1,234.50")  # type: ignore[union-attr]
-    screen.single.check_button.click()
-    assert form.editor("period_end").error.text() == (  # type: ignore[union-attr]
-        "expected a real calendar date as YYYY-MM-DD"
-    )
+    # The messages follow the typing, without pressing anything.
+    qtbot.waitUntil(lambda: not form.editor("net").error.isVisible(), timeout=3000)  # type: ignore[union-attr]
     assert form.editor("gross").error.text() == "expected a number such as 1234.50"  # type: ignore[union-attr]
-    assert not form.editor("net").error.isVisible()  # type: ignore[union-attr]
-    shoot(screen, screenshot_dir, "issue-validation")
-    assert screen.single.last is None  # nothing was sent
+    assert "5 fields need attention" in single.status.text()
+    form.editor("period_end").set_text("2026-11-12")  # type: ignore[union-attr]
+    form.editor("payment_date").set_text("2026-11-13")  # type: ignore[union-attr]
+    form.editor("gross").set_text("1,500.00")  # type: ignore[union-attr]
+    form.editor("paygw").set_text("265.50")  # type: ignore[union-attr]
+    single.pii_form.fill({"employee_name": "Casey Sampleton"})
+    qtbot.waitUntil(lambda: "Everything looks right now" in single.status.text(), timeout=3000)
+    assert not any(e.error.isVisible() for e in form.all_editors())
+    assert not single.pii_form.error.isVisible()
+    assert single.last is None  # nothing was sent
 
 
 def test_conditional_fields_follow_the_earning_type(screen: IssueScreen, qtbot: QtBot) -> None:
@@ -121,7 +137,7 @@ def test_conditional_fields_follow_the_earning_type(screen: IssueScreen, qtbot: 
     assert allowance.isVisibleTo(screen)
     item.editors["amount_cents"].set_text("19.80")
     screen.single.check_button.click()
-    assert allowance.error.text() == "required when type is allowance"
+    assert allowance.error.text() == "Please choose the kind of allowance"
 
 
 def test_self_managed_badge_preview_save_and_stamp(
@@ -144,6 +160,10 @@ def test_self_managed_badge_preview_save_and_stamp(
     assert screen.single.save_button.isEnabled() and result.service_reference in (
         screen.single.reference_label.text()
     )
+    # The employee's details left the screen; the next step has the focus, not "page 1".
+    assert not screen.single.pii_form.has_input()
+    assert "cleared from the screen" in screen.single.status.text()
+    assert screen.single.stamp_button.hasFocus()
     shoot(screen, screenshot_dir, "issue-badge")
 
     target = tmp_path / "badge.png"
@@ -154,7 +174,8 @@ def test_self_managed_badge_preview_save_and_stamp(
 
     source = tmp_path / "payslip.pdf"
     source.write_bytes(blank_pdf(2))
-    stamped = tmp_path / "payslip-verified.pdf"
+    stamped = stamped_pdf_name(source)
+    assert stamped.name == "payslip-badge.pdf"
     with qtbot.waitSignal(screen.single.saved, timeout=20000):
         screen.single.stamp_pdf(source, stamped, 2, "top-right")
     reading = read_input(str(stamped))
@@ -281,3 +302,184 @@ def test_employee_data_in_a_payslip_text_field_is_flagged(screen: IssueScreen) -
     assert "Sampleton" not in screen.single.status.text() + award.error.text()
     award.set_text("General Retail Industry Award 2020")
     assert screen.single.check()
+
+
+DEVELOPER_TERMS = (
+    "schema",
+    "payload",
+    "au.payslip",
+    "nz.payslip",
+    "PAYGW",
+    "AU2",
+    "NZ2",
+    "Self-managed",
+    "Service-managed",
+    "iss_",
+    "key version",
+    "registerNonPII",
+)
+
+
+def visible_words(widget: QWidget) -> str:
+    """Every piece of text a person can see on `widget` right now (labels, buttons, inputs)."""
+    texts = []
+    for child in widget.findChildren(QWidget):
+        if not child.isVisibleTo(widget):
+            continue
+        if isinstance(child, (QLabel, QAbstractButton)):
+            texts.append(child.text())
+        elif isinstance(child, QComboBox):
+            texts.append(child.currentText())
+        elif isinstance(child, QTabBar):
+            texts.extend(child.tabText(i) for i in range(child.count()))
+    return "\n".join(texts)
+
+
+def test_issue_one_payslip_in_plain_words(
+    screen: IssueScreen, qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path
+) -> None:
+    single = screen.single
+    combo = single.schema_combo
+    assert [combo.itemText(i) for i in range(combo.count())] == ["Australia", "New Zealand"]
+    words = visible_words(screen)
+    for term in DEVELOPER_TERMS:
+        assert term.lower() not in words.lower(), term
+    assert "This app makes the badge" in words and "The service makes the badge" in words
+    assert "Encrypted on this computer; never sent in clear" in words
+    assert "Issuing as Demo Payroll Pty Ltd" in single.issuer_panel.summary.text().replace(
+        "<b>", ""
+    ).replace("</b>", "")
+    assert not single.issuer_panel.details.isVisibleTo(screen)  # credentials collapsed
+    assert single.two_columns  # 1280 px wide: the form and the badge side by side
+    form = single.payslip_form
+    assert form is not None
+    assert isinstance(form.editor("period_end").input, QDateEdit)  # type: ignore[union-attr]
+    gross = form.editor("gross").edit  # type: ignore[union-attr]
+    assert gross is not None and gross.validator() is not None
+    shoot(screen, screenshot_dir, "issue-one-payslip")
+
+    # New Zealand: the currency follows the country; older formats only under "More formats".
+    combo.setCurrentIndex(combo.findText("New Zealand"))
+    assert single.schema == "nz.payslip.v2"
+    assert single.payslip_form.editor("currency").text() == "NZD"  # type: ignore[union-attr]
+    single.more_formats.setChecked(True)
+    assert combo.count() == 4 and "older format" in combo.itemText(3)
+
+    # Demo mode: an example fills everything; issuing clears the employee's details.
+    combo.setCurrentIndex(combo.findText("Australia"))
+    assert single.example_button.isVisible()
+    single.example_button.click()
+    assert single.check()
+    shoot(screen, screenshot_dir, "issue-example-filled")
+    with qtbot.waitSignal(single.issued, timeout=20000) as issued:
+        single.issue_button.click()
+    verified = demo_context.verifier.verify_payload(issued.args[0].payload)
+    assert verified["verified"] is True
+    assert verified["employee"]["employee_name"] == "Casey Sampleton"
+    assert not single.pii_form.has_input()
+    shoot(screen, screenshot_dir, "issue-registered")
+    for term in DEVELOPER_TERMS:
+        assert term.lower() not in visible_words(screen).lower(), term
+
+    screen.resize(900, 800)
+    QApplication.processEvents()
+    assert not single.two_columns  # a narrow window stacks the columns
+
+
+def test_employee_details_are_cleared_after_the_idle_timeout(
+    screen: IssueScreen, qtbot: QtBot, screenshot_dir: Path
+) -> None:
+    single = screen.single
+    assert single.idle.interval() >= 60_000  # the real timeout is minutes, not seconds
+    single.idle.setInterval(300)
+    single.fill_example(single_example(), AU_PII)
+    assert single.pii_form.has_input()
+    with qtbot.waitSignal(single.cleared, timeout=5000):
+        pass
+    assert not single.pii_form.has_input()
+    assert "cleared after" in single.status.text()
+    shoot(screen, screenshot_dir, "issue-idle-cleared")
+
+
+def single_example() -> dict[str, str]:
+    return {"period_end": "2026-11-12", "payment_date": "2026-11-13", "gross": "100.00"}
+
+
+def test_issuer_saved_from_admin_is_shown_by_name_without_pasting(
+    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
+) -> None:
+    assert demo_context.admin is not None
+    made = demo_context.admin.admin_create_issuer("Harbour Payroll")
+    save_local_issuer(
+        demo_context.settings,
+        demo_context.secrets,
+        demo_context.service_url,
+        "Harbour Payroll",
+        made,
+    )
+    context = dataclasses.replace(demo_context, issuer=None, issuer_info={})
+    tasks = TaskRunner()
+    widget = IssueScreen(context, tasks)
+    qtbot.addWidget(widget)
+    widget.show()
+    try:
+        panel = widget.issuer_panel
+        assert "Harbour Payroll" in panel.summary.text()
+        assert not panel.details.isVisibleTo(widget)
+        assert made["client_secret"] not in visible_words(widget)
+        shoot(widget, screenshot_dir, "issue-saved-issuer")
+        _, record, _ = sample_records()[1]
+        widget.single.set_schema("nz.payslip.v2")
+        widget.single.fill_example(record["payslip_non_pii"], NZ_PII)
+        with qtbot.waitSignal(widget.single.issued, timeout=20000) as issued:
+            widget.single.issue_button.click()
+        verified = demo_context.verifier.verify_payload(issued.args[0].payload)
+        assert verified["verified"] is True
+        assert verified["payslip"]["issuer"]["name"] == "Harbour Payroll"
+    finally:
+        tasks.wait()
+        widget.shutdown()
+        widget.close()
+
+
+def test_stamped_pdf_keeps_its_name_and_dialogs_remember_their_folder(
+    screen: IssueScreen,
+    qtbot: QtBot,
+    demo_context: AppContext,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    single = screen.single
+    single.fill_with_example()
+    with qtbot.waitSignal(single.issued, timeout=20000):
+        single.issue_button.click()
+    payslips = tmp_path / "payslips"
+    payslips.mkdir()
+    source = payslips / "March payslip.pdf"
+    source.write_bytes(blank_pdf())
+    asked: list[tuple[str, str]] = []
+
+    def fake_open(parent: object, title: str, start: str, kinds: str) -> tuple[str, str]:
+        asked.append(("open", start))
+        return str(source), kinds
+
+    def fake_save(parent: object, title: str, start: str, kinds: str) -> tuple[str, str]:
+        asked.append(("save", start))
+        return start, kinds
+
+    # The OS file dialog is the one part replaced: it cannot be clicked offscreen.
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", fake_open)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", fake_save)
+    with qtbot.waitSignal(single.saved, timeout=20000) as saved:
+        single.stamp_button.click()
+    assert Path(saved.args[0]) == payslips / "March payslip-badge.pdf"
+    assert read_input(saved.args[0]).payloads
+    assert "-verified" not in saved.args[0]
+    with qtbot.waitSignal(single.saved, timeout=20000):
+        single.stamp_button.click()
+    assert asked[0] == ("open", str(Path.home()))  # first time: the home folder
+    assert asked[2] == ("open", str(payslips))  # then: the folder used last for payslip PDFs
+    assert asked[3] == ("save", str(payslips / "March payslip-badge.pdf"))
+    # Each purpose has its own folder: badges are not offered the payslips folder.
+    assert last_folder(demo_context.settings, "badges") == str(Path.home())
+    assert last_folder(demo_context.settings, "payslip PDFs") == str(payslips)

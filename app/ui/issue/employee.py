@@ -7,7 +7,7 @@ inside the sealed badge payload, and they are cleared from the screen after issu
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QLineEdit
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QLineEdit, QVBoxLayout
 
 from app.issuer.pii import (
     PiiTextError,
@@ -49,51 +49,88 @@ NZ_PII = (
 )
 
 
-class PiiForm(QGroupBox):
+WIDE = ("employee_name", "line1", "line2")
+
+
+class PiiForm(QFrame):
     """The employee's details in the format that fits the schema (AU2 or NZ2).
 
     The address is typed in parts and joined into the protocol's one line; AU2's employer
-    identity is the ABN when given, else the employer's name.
+    identity is the ABN when given, else the employer's name. Shown as its own panel with a
+    plain note that these details are encrypted here and never sent in clear.
     """
 
     changed = Signal()
 
     def __init__(self) -> None:
         super().__init__()
+        self.setObjectName("section")
         self.format = ""
         self.edits: dict[str, QLineEdit] = {}
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(16, 12, 16, 14)
+        outer.setSpacing(8)
+        title = QLabel("EMPLOYEE")
+        title.setObjectName("sectionTitle")
+        outer.addWidget(title)
+        self.note = QLabel(
+            "Encrypted on this computer; never sent in clear. Only the badge carries these "
+            "details, and they are cleared from the screen after issuing."
+        )
+        self.note.setObjectName("privacyNote")
+        self.note.setWordWrap(True)
+        outer.addWidget(self.note)
+        self.grid = QGridLayout()
+        self.grid.setHorizontalSpacing(12)
+        self.grid.setVerticalSpacing(6)
+        self.grid.setColumnStretch(1, 1)
+        self.grid.setColumnStretch(3, 1)
+        outer.addLayout(self.grid)
         self.error = QLabel("")
         self.error.setObjectName("piiError")
         self.error.setStyleSheet(ERROR_STYLE)
         self.error.setWordWrap(True)
         self.error.hide()
-        self.form = QFormLayout(self)
+        outer.addWidget(self.error)
+
+    def title(self) -> str:
+        return f"Employee ({self.format})"
 
     def set_format(self, prefix: str) -> None:
         if prefix == self.format:
             return
         kept = {name: edit.text() for name, edit in self.edits.items()}
-        while self.form.rowCount():
-            self.form.removeRow(0)
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.setParent(None)
+                widget.deleteLater()
         self.edits = {}
         self.format = prefix
-        self.setTitle(f"Employee ({prefix} · encrypted on this computer)")
         self.setToolTip(
             "These details are encrypted here and travel only inside the badge; the service "
             "never sees them in clear."
         )
+        row = column = 0
         for name, label in AU_PII if prefix == "AU2" else NZ_PII:
             edit = QLineEdit(kept.get(name, ""))
             edit.setObjectName(f"pii:{name}")
+            edit.setStyleSheet("font-family: sans-serif;")
             edit.textChanged.connect(lambda _="": self.changed.emit())
-            self.form.addRow(label, edit)
+            caption = QLabel(label)
+            caption.setObjectName("fieldLabel")
+            if name in WIDE:  # a label and a field across the whole width
+                if column:
+                    row, column = row + 1, 0
+                self.grid.addWidget(caption, row, 0)
+                self.grid.addWidget(edit, row, 1, 1, 3)
+                row += 1
+            else:  # two label-and-field pairs per row
+                self.grid.addWidget(caption, row, column * 2)
+                self.grid.addWidget(edit, row, column * 2 + 1)
+                row, column = (row, 1) if column == 0 else (row + 1, 0)
             self.edits[name] = edit
-        self.error = QLabel("")
-        self.error.setObjectName("piiError")
-        self.error.setStyleSheet(ERROR_STYLE)
-        self.error.setWordWrap(True)
-        self.error.hide()
-        self.form.addRow(self.error)
 
     def value(self, name: str) -> str:
         edit = self.edits.get(name)
@@ -140,6 +177,9 @@ class PiiForm(QGroupBox):
         for name, value in values.items():
             if name in self.edits:
                 self.edits[name].setText(value)
+
+    def has_input(self) -> bool:
+        return any(edit.text().strip() for edit in self.edits.values())
 
     def clear_values(self) -> None:
         for edit in self.edits.values():

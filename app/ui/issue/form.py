@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QDate, QEvent, QRegularExpression, Qt, Signal
+from PySide6.QtGui import QMouseEvent, QRegularExpressionValidator
 from PySide6.QtWidgets import (
     QComboBox,
+    QDateEdit,
     QFormLayout,
     QFrame,
     QGroupBox,
@@ -34,8 +36,58 @@ from app.issuer.fields import (
     schema_fields,
 )
 
-ERROR_STYLE = "color:#a4262c;font-size:11px;"
-HINT_STYLE = "color:#605e5c;font-size:11px;"
+ERROR_STYLE = "color:#b3261e;"
+HINT_STYLE = "color:#5b6675;"
+#: Plain words for fields whose schema titles are tax-office abbreviations (kept in the tooltip).
+FRIENDLY_LABELS = {
+    "gross": "Gross pay",
+    "gross_cents": "Gross pay",
+    "net": "Net pay",
+    "net_cents": "Net pay",
+    "paygw": "Tax withheld (PAYG)",
+    "paygw_cents": "Tax withheld (PAYG)",
+    "paye": "Tax withheld (PAYE)",
+    "paye_cents": "Tax withheld (PAYE)",
+    "ytd_gross": "Gross pay, year to date",
+    "ytd_gross_cents": "Gross pay, year to date",
+    "ytd_paygw": "Tax withheld, year to date",
+    "ytd_paygw_cents": "Tax withheld, year to date",
+    "ytd_paye": "Tax withheld, year to date",
+    "ytd_paye_cents": "Tax withheld, year to date",
+    "ytd": "Year to date",
+    "esct": "Employer superannuation contribution tax (ESCT)",
+    "stsl_withholding": "Study and training loan withholding",
+}
+#: The service's terse messages, as a person would say them (tests match on the originals).
+PLAIN_ERRORS = {
+    "required": "Please fill this in",
+    "required when type is allowance": ("Please choose the kind of allowance"),
+}
+#: Currencies offered first; the full ISO list follows.
+FIRST_CURRENCIES = ("AUD", "NZD")
+EMPTY_DATE = QDate(1900, 1, 1)
+
+
+class DateEdit(QDateEdit):
+    """A date picker that can be empty (shown blank) until the user picks a date."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setCalendarPopup(True)
+        self.setDisplayFormat("d MMM yyyy")
+        self.setMinimumDate(EMPTY_DATE)
+        self.setSpecialValueText("Choose a date")
+        self.setDate(EMPTY_DATE)
+
+    def is_empty(self) -> bool:
+        return self.date() == EMPTY_DATE
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        if self.is_empty():  # open the calendar at today, not in 1900
+            self.setDate(QDate.currentDate())
+        super().mousePressEvent(event)
+
+
 ARRAY_ITEM_NAMES = {
     "earnings": "earning",
     "deductions": "deduction",
@@ -75,14 +127,44 @@ class FieldEditor(QWidget):
         layout.setSpacing(1)
         self.combo: QComboBox | None = None
         self.edit: QLineEdit | None = None
+        self.date: DateEdit | None = None
         if spec.kind == "choice":
             self.combo = QComboBox()
             _compact(self.combo)
             self.combo.addItem("— choose —" if spec.required else "", "")
-            for choice in spec.choices:
-                self.combo.addItem(choice.replace("_", " "), choice)
+            choices = list(spec.choices)
+            if spec.name == "currency":
+                choices = [c for c in FIRST_CURRENCIES if c in choices] + [
+                    c for c in choices if c not in FIRST_CURRENCIES
+                ]
+            for choice in choices:
+                text = choice if spec.name == "currency" else choice.replace("_", " ").capitalize()
+                self.combo.addItem(text, choice)
             self.combo.currentIndexChanged.connect(lambda _=0: self.changed.emit())
             layout.addWidget(self.combo)
+        elif spec.kind == "date":
+            self.date = DateEdit()
+            self.date.setObjectName(f"date:{path}")
+            self.date.dateChanged.connect(lambda _=None: self.changed.emit())
+            layout.addWidget(self.date)
+        elif spec.kind == "cents" or spec.is_money:
+            row = QHBoxLayout()
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(6)
+            sign = QLabel("$")
+            sign.setObjectName("fieldLabel")
+            self.edit = QLineEdit()
+            self.edit.setPlaceholderText("0.00")
+            self.edit.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.edit.setValidator(
+                QRegularExpressionValidator(QRegularExpression(r"-?[0-9][0-9,]*\.?[0-9]{0,2}|-?"))
+            )
+            self.edit.setMaximumWidth(220)
+            self.edit.textChanged.connect(lambda _="": self.changed.emit())
+            row.addWidget(sign)
+            row.addWidget(self.edit, 1)
+            row.addStretch(0)
+            layout.addLayout(row)
         else:
             self.edit = QLineEdit()
             self.edit.setPlaceholderText(_placeholder(spec))
@@ -93,20 +175,28 @@ class FieldEditor(QWidget):
         self.error = QLabel("")
         self.error.setObjectName(f"error:{path}")
         self.error.setStyleSheet(ERROR_STYLE)
+        tip = f"{spec.label}" + (f": {spec.description}" if spec.description else "")
+        self.input.setToolTip(tip)
         self.error.setWordWrap(True)
         self.error.hide()
         layout.addWidget(self.error)
 
     @property
     def label_text(self) -> str:
-        text = self.spec.label
-        if self.spec.kind == "cents":
-            text += " ($)"
+        text = FRIENDLY_LABELS.get(self.spec.name, self.spec.label)
         return text + (" *" if self.spec.required else "")
+
+    @property
+    def input(self) -> QWidget:
+        widget = self.combo or self.date or self.edit
+        assert widget is not None
+        return widget
 
     def text(self) -> str:
         if self.combo is not None:
             return str(self.combo.currentData() or "")
+        if self.date is not None:
+            return "" if self.date.is_empty() else self.date.date().toString("yyyy-MM-dd")
         assert self.edit is not None
         return self.edit.text()
 
@@ -114,16 +204,20 @@ class FieldEditor(QWidget):
         if self.combo is not None:
             index = self.combo.findData(value)
             self.combo.setCurrentIndex(max(index, 0))
+        elif self.date is not None:
+            picked = QDate.fromString(value, "yyyy-MM-dd")
+            self.date.setDate(picked if picked.isValid() else EMPTY_DATE)
         else:
             assert self.edit is not None
             self.edit.setText(value)
 
     def set_error(self, message: str) -> None:
-        self.error.setText(message)
+        self.error.setText(PLAIN_ERRORS.get(message, message))
         self.error.setVisible(bool(message))
-        widget = self.combo or self.edit
-        assert widget is not None
-        widget.setStyleSheet("border:1px solid #a4262c;" if message else "")
+        widget = self.input
+        widget.setProperty("invalid", bool(message))
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)
 
 
 def _compact(combo: QComboBox) -> None:
@@ -342,11 +436,15 @@ class PayslipForm(QWidget):
         self.required.changed.connect(self.changed.emit)
         layout.addWidget(self.required)
         self.more_button = QToolButton()
-        self.more_button.setObjectName("moreFields")
-        self.more_button.setText("▸ Optional details (pay frequency, earnings, super, YTD …)")
+        self.more_text = (
+            "More details (earnings, super, year to date …)"
+            if schema.startswith("au.")
+            else "More details (earnings, KiwiSaver, leave …)"
+        )
+        self.more_button.setText(f"▸ {self.more_text}")
         self.more_button.setCheckable(True)
         self.more_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.more_button.setStyleSheet("QToolButton{border:none;color:#0f6cbd;}")
+        self.more_button.setObjectName("disclosure")
         layout.addWidget(self.more_button)
         self.optional = ObjectForm(specs, "", only=lambda s: not s.required)
         self.optional.changed.connect(self.changed.emit)
@@ -357,9 +455,7 @@ class PayslipForm(QWidget):
     def _toggle(self, shown: bool) -> None:
         self.optional.setVisible(shown)
         arrow = "▾" if shown else "▸"
-        self.more_button.setText(
-            f"{arrow} Optional details (pay frequency, earnings, super, YTD …)"
-        )
+        self.more_button.setText(f"{arrow} {self.more_text}")
 
     def editor(self, path: str) -> FieldEditor | None:
         return next((e for e in self.all_editors() if e.path == path), None)

@@ -1,49 +1,69 @@
-"""Who issues: the demo issuer, an issuer saved on this computer, or typed-in credentials."""
+"""Who issues: the demo issuer, the issuer saved on this computer, or typed-in credentials.
+
+The panel shows the issuer by name; its credentials sit in a collapsed "Details" part, opened
+only when none are saved yet or the user wants to change them. The client secret and encryption
+key live in these fields (memory) and, only when saved from Admin or "Remember" is ticked, in the
+SecretStore (OS keyring or a 0600 file), never in settings.json.
+"""
 
 from __future__ import annotations
 
 import contextlib
 
-from PySide6.QtWidgets import QCheckBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QVBoxLayout
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.api_client import ApiClient
 from app.context import AppContext
+from app.issuer.local_issuer import LocalIssuer, load_local_issuer, remember
 from app.issuer.records import IssuerKey
 from app.issuer.sealing import decode_key
 
+DEMO_NAME = "Demo Payroll Pty Ltd"
 
-class IssuerPanel(QGroupBox):
-    """Who issues: the demo issuer when the app runs one, else typed-in credentials.
 
-    The client secret and encryption key are kept in these fields (memory) and, only when
-    "Remember" is ticked, in the SecretStore (OS keyring or a 0600 file), never in settings.json.
-    """
-
+class IssuerPanel(QFrame):
     def __init__(self, context: AppContext) -> None:
-        super().__init__("Issuer")
+        super().__init__()
+        self.setObjectName("section")
         self.context = context
-        layout = QVBoxLayout(self)
         self._client: ApiClient | None = None
         self._client_key: tuple[str, str, str] | None = None
-        if context.issuer is not None:
-            info = context.issuer_info
-            self.summary = QLabel(
-                f"Demo issuer · client {info.get('client_id', '?')} · key version "
-                f"{info.get('key_version') or '—'}"
-            )
-            self.summary.setObjectName("issuerSummary")
-            layout.addWidget(self.summary)
-            self.fields: dict[str, QLineEdit] = {}
-            self.remember: QCheckBox | None = None
-            return
-        saved = context.settings.extra.get("issuer", {}) if context.settings.extra else {}
-        grid = QGridLayout()
+        self._name = ""
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 10, 16, 10)
+        head = QHBoxLayout()
+        self.summary = QLabel("")
+        self.summary.setObjectName("issuerSummary")
+        self.summary.setWordWrap(True)
+        self.details_button = QToolButton()
+        self.details_button.setObjectName("disclosure")
+        self.details_button.setCheckable(True)
+        self.details_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        head.addWidget(self.summary, 1)
+        head.addWidget(self.details_button)
+        layout.addLayout(head)
+        self.details = QWidget()
+        self.details.setObjectName("issuerDetails")
+        grid = QGridLayout(self.details)
+        grid.setContentsMargins(0, 6, 0, 0)
         grid.setColumnStretch(1, 3)
         grid.setColumnStretch(3, 2)
-        self.fields = {}
+        self.fields: dict[str, QLineEdit] = {}
+        self.remember: QCheckBox | None = None
         for index, (name, label, secret) in enumerate(
             (
-                ("url", "Service URL", False),
+                ("url", "Service address", False),
                 ("client_id", "Client id", False),
                 ("client_secret", "Client secret", True),
                 ("encryption_key", "Encryption key", True),
@@ -55,23 +75,64 @@ class IssuerPanel(QGroupBox):
             if secret:
                 edit.setEchoMode(QLineEdit.EchoMode.Password)
             row, column = divmod(index, 2)
-            grid.addWidget(QLabel(label), row, column * 2)
+            caption = QLabel(label)
+            caption.setObjectName("fieldLabel")
+            grid.addWidget(caption, row, column * 2)
             grid.addWidget(edit, row, column * 2 + 1)
             self.fields[name] = edit
-        self.fields["url"].setText(str(saved.get("url") or context.service_url or ""))
-        self.fields["client_id"].setText(str(saved.get("client_id") or ""))
-        self.fields["key_version"].setText(str(saved.get("key_version") or ""))
-        client_id = self.fields["client_id"].text()
-        if client_id:
-            self.fields["client_secret"].setText(
-                context.secrets.get(f"issuer:{client_id}:secret") or ""
+        if context.issuer is None:
+            self.remember = QCheckBox("Remember on this computer (secure password store)")
+            grid.addWidget(self.remember, 2, 2, 1, 2)
+        layout.addWidget(self.details)
+        self.details_button.toggled.connect(self._show_details)
+        self.reload()
+
+    def _show_details(self, shown: bool) -> None:
+        self.details.setVisible(shown)
+        self.details_button.setText("Hide details ▴" if shown else "Details ▾")
+
+    def reload(self) -> None:
+        """Show the demo issuer or the one saved on this computer (after Admin saved one)."""
+        context = self.context
+        if context.issuer is not None:
+            info = context.issuer_info
+            self._name = DEMO_NAME
+            self.fields["client_id"].setText(str(info.get("client_id", "")))
+            self.fields["key_version"].setText(str(info.get("key_version") or ""))
+            self.fields["url"].setText(context.service_url)
+            for name in ("client_secret", "encryption_key"):
+                self.fields[name].setText("••••••••")
+            for edit in self.fields.values():
+                edit.setReadOnly(True)
+            self._set_summary(f"Issuing as <b>{DEMO_NAME}</b> (demo payroll provider)")
+            self._show_details(False)
+            return
+        saved = load_local_issuer(context.settings, context.secrets)
+        local = saved or LocalIssuer(url=context.service_url, client_id="")
+        self.fields["url"].setText(local.url or context.service_url or "")
+        self.fields["client_id"].setText(local.client_id)
+        self.fields["key_version"].setText(local.key_version)
+        self.fields["client_secret"].setText(local.client_secret)
+        self.fields["encryption_key"].setText(local.encryption_key)
+        self._name = local.name
+        if saved is not None and saved.complete:
+            self._set_summary(f"Issuing as <b>{saved.name or saved.client_id}</b>")
+            self._show_details(False)
+        else:
+            self._set_summary(
+                "No payroll provider is set up on this computer yet. In Admin, add one and tick "
+                "“Use this issuer for issuing on this computer”, or enter the details you were "
+                "given below."
             )
-            self.fields["encryption_key"].setText(
-                context.secrets.get(f"issuer:{client_id}:key") or ""
-            )
-        self.remember = QCheckBox("Remember secret and key (OS secret store)")
-        grid.addWidget(self.remember, 2, 2, 1, 2)
-        layout.addLayout(grid)
+            self.details_button.setChecked(True)
+            self._show_details(True)
+
+    def _set_summary(self, html: str) -> None:
+        self.summary.setText(html)
+
+    @property
+    def name(self) -> str:
+        return self._name
 
     def credentials(self) -> tuple[ApiClient, IssuerKey, str]:
         """(client, key, scan base). Raises ValueError with a plain message when incomplete."""
@@ -85,8 +146,16 @@ class IssuerPanel(QGroupBox):
         key_text = self.fields["encryption_key"].text().strip()
         key_version = self.fields["key_version"].text().strip() or None
         if not (url and client_id and secret and key_text):
-            raise ValueError("Fill in the service URL, client id, client secret and key.")
-        key = IssuerKey(decode_key(key_text), key_version)
+            self.details_button.setChecked(True)
+            raise ValueError(
+                "No payroll provider is set up for issuing: fill in the details under "
+                "“Details”, or set one up in Admin."
+            )
+        try:
+            key = IssuerKey(decode_key(key_text), key_version)
+        except ValueError:
+            self.details_button.setChecked(True)
+            raise ValueError("The encryption key is not valid; copy it again in full.") from None
         ident = (url, client_id, secret)
         if self._client is None or self._client_key != ident:
             if self._client is not None:
@@ -101,15 +170,10 @@ class IssuerPanel(QGroupBox):
     def _save(
         self, url: str, client_id: str, secret: str, key_text: str, key_version: str | None
     ) -> None:
-        settings = self.context.settings
-        wanted = {"url": url, "client_id": client_id, "key_version": key_version or ""}
-        if settings.extra.get("issuer") != wanted:
-            settings.extra["issuer"] = wanted
-            with contextlib.suppress(OSError):  # not remembering the URL is no reason to stop
-                settings.save()
-        if self.remember is not None and self.remember.isChecked():
-            self.context.secrets.set(f"issuer:{client_id}:secret", secret)
-            self.context.secrets.set(f"issuer:{client_id}:key", key_text)
+        keep = self.remember is not None and self.remember.isChecked()
+        issuer = LocalIssuer(url, client_id, self._name, key_version or "", secret, key_text)
+        with contextlib.suppress(OSError):  # not remembering the address is no reason to stop
+            remember(self.context.settings, self.context.secrets, issuer, with_secrets=keep)
 
     def close_client(self) -> None:
         if self._client is not None:

@@ -11,6 +11,7 @@ from app.context import AppContext
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_tab import PayRunTab
 from app.ui.issue.single import SinglePayslipTab
+from app.ui.staff_style import staff_screen
 from app.ui.tasks import TaskRunner
 
 
@@ -19,9 +20,12 @@ class IssueScreen(QWidget):
 
     def __init__(self, context: AppContext, tasks: TaskRunner) -> None:
         super().__init__()
+        staff_screen(self)
         self.context = context
         self.tasks = tasks
         outer = QVBoxLayout(self)
+        outer.setContentsMargins(24, 18, 24, 18)
+        outer.setSpacing(10)
         title = QLabel("Issue payslips")
         title.setObjectName("screenTitle")
         outer.addWidget(title)

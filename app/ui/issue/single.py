@@ -1,9 +1,14 @@
 """The "One payslip" tab: fill in a payslip, register it, get its badge, stamp a PDF.
 
-Validation runs locally first and its messages appear under the fields they concern. The
-employee's data is encrypted on this computer, either for a badge this app makes
-(registerNonPII) or one the service makes (registerAndBuildBarcode). No network or file work runs
-on the GUI thread, and no personal data is logged or put into an error message.
+Laid out like the verify screen (white panels on the pale backdrop, one blue primary button) and
+in words a payroll officer uses: a country rather than a schema id, date pickers, money fields,
+"This app makes the badge" rather than "self-managed". From about 1000 px of width the form and
+the employee/badge column sit side by side, so the whole payslip is visible without scrolling.
+
+Validation runs locally first; its messages appear under the fields they concern and clear as
+the user fixes them. The employee's details are encrypted on this computer and cleared from the
+screen after issuing and after a spell without activity. No network or file work runs on the
+GUI thread, and no personal data is logged or put into an error message.
 """
 
 from __future__ import annotations
@@ -11,27 +16,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPixmap
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QButtonGroup,
+    QCheckBox,
     QComboBox,
-    QFileDialog,
     QFrame,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
     QRadioButton,
     QScrollArea,
     QSpinBox,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from app.context import AppContext
 from app.issuer.badges import CORNERS, stamp_badge
+from app.issuer.examples import CURRENCY, example_employee, example_payslip
 from app.issuer.messages import describe_error
 from app.issuer.output import atomic_write_bytes
 from app.issuer.payrun import stray_pii
@@ -43,26 +48,44 @@ from app.issuer.records import (
     issue_service_managed,
     register_prepared,
 )
+from app.ui.folders import open_file, save_file
 from app.ui.issue.employee import PiiForm
 from app.ui.issue.form import PayslipForm, ScrollBody, _compact
 from app.ui.issue.issuer_panel import IssuerPanel
+from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
-from service.protocol.schemas import PAYSLIP_SCHEMAS, SchemaValidationError
+from service.protocol.schemas import SchemaValidationError
 
+#: Country first, in words; the older formats only under "More formats".
 SCHEMA_LABELS = {
-    "au.payslip.v2": "Australia — au.payslip.v2 (decimal amounts)",
-    "au.payslip.v1": "Australia — au.payslip.v1 (legacy, whole cents)",
-    "nz.payslip.v2": "New Zealand — nz.payslip.v2 (decimal amounts)",
-    "nz.payslip.v1": "New Zealand — nz.payslip.v1 (legacy, whole cents)",
+    "au.payslip.v2": "Australia",
+    "nz.payslip.v2": "New Zealand",
+    "au.payslip.v1": "Australia — older format (amounts in whole cents)",
+    "nz.payslip.v1": "New Zealand — older format (amounts in whole cents)",
 }
+CURRENT = ("au.payslip.v2", "nz.payslip.v2")
+OLDER = ("au.payslip.v1", "nz.payslip.v1")
+TWO_COLUMNS_FROM = 1000
+"""Tab width (px) from which the form and the employee/badge column sit side by side: a
+1280 px window minus the sidebar."""
+MIN_IDLE_SECONDS = 120
+STAMP_SUFFIX = "-badge"
+
+
+def stamped_pdf_name(source: Path) -> Path:
+    """`payslip.pdf` -> `payslip-badge.pdf`: the original name with a neutral suffix (a name such
+    as "-verified" would claim something the file itself cannot prove)."""
+    return source.with_name(f"{source.stem}{STAMP_SUFFIX}.pdf")
 
 
 class SinglePayslipTab(QWidget):
-    """Signals: `issued(IssuedPayslip)`, `failed(str)` (the shown message), `saved(str)`."""
+    """Signals: `issued(IssuedPayslip)`, `failed(str)` (the shown message), `saved(str)`,
+    `cleared()` when the employee's details were wiped from the screen."""
 
     issued = Signal(object)
     failed = Signal(str)
     saved = Signal(str)
+    cleared = Signal()
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
@@ -71,137 +94,209 @@ class SinglePayslipTab(QWidget):
         self.issuer_panel = issuer_panel
         self.last: IssuedPayslip | None = None
         self.prepared = PreparedOnce()
+        self.payslip_form: PayslipForm | None = None
+        self._live = False  # re-check as the user types, once a check has found problems
         self._build()
-        self._set_schema(self.schema_combo.currentData())
+        self.recheck = QTimer(self)
+        self.recheck.setSingleShot(True)
+        self.recheck.setInterval(250)
+        self.recheck.timeout.connect(self._recheck)
+        self.idle = QTimer(self)
+        self.idle.setSingleShot(True)
+        self.idle.setInterval(max(context.settings.idle_timeout, MIN_IDLE_SECONDS) * 1000)
+        self.idle.timeout.connect(self.clear_after_idle)
+        self._set_schema(str(self.schema_combo.currentData()))
+
+    # ------------------------------------------------------------------ layout
 
     def _build(self) -> None:
-        layout = QHBoxLayout(self)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        layout.addWidget(splitter)
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Schema"))
-        self.schema_combo = QComboBox()
-        _compact(self.schema_combo)
-        self.schema_combo.setObjectName("schema")
-        for schema in PAYSLIP_SCHEMAS:
-            self.schema_combo.addItem(SCHEMA_LABELS.get(schema, schema), schema)
-        self.schema_combo.setCurrentIndex(self.schema_combo.findData("au.payslip.v2"))
-        self.schema_combo.currentIndexChanged.connect(
-            lambda _=0: self._set_schema(self.schema_combo.currentData())
-        )
-        top.addWidget(self.schema_combo, 1)
-        left_layout.addLayout(top)
-
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         body = ScrollBody()
-        self.body_layout = QVBoxLayout(body)
-        self.payslip_box = QGroupBox("Payslip (sent to the service · * required)")
-        self.payslip_layout = QVBoxLayout(self.payslip_box)
-        self.payslip_form: PayslipForm | None = None
-        self.body_layout.addWidget(self.payslip_box)
-        self.pii_form = PiiForm()
-        self.pii_form.changed.connect(self._forget_prepared)
-        self.body_layout.addWidget(self.pii_form)
-        self.body_layout.addStretch(1)
+        self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight, body)
+        self.columns.setContentsMargins(12, 12, 12, 12)
+        self.columns.setSpacing(14)
         scroll.setWidget(body)
-        left_layout.addWidget(scroll, 1)
+        outer.addWidget(scroll)
 
-        mode_box = QGroupBox("Badge")
-        mode_layout = QVBoxLayout(mode_box)
-        self.self_managed = QRadioButton("Self-managed: this app makes the badge")
-        self.self_managed.setToolTip(
-            "Encrypt here, register with your own reference (registerNonPII), render the badge "
-            "here. Safe to retry: a resend is a duplicate, never a second record."
+        left = QVBoxLayout()
+        self.payslip_box, payslip = section("Payslip")
+        where = QHBoxLayout()
+        where.addWidget(label("Country", "fieldLabel", wrap=False))
+        self.schema_combo = QComboBox()
+        _compact(self.schema_combo)
+        self.schema_combo.setObjectName("schema")
+        for schema in CURRENT:
+            self.schema_combo.addItem(SCHEMA_LABELS[schema], schema)
+            self.schema_combo.setItemData(
+                self.schema_combo.count() - 1, f"Format {schema}", Qt.ItemDataRole.ToolTipRole
+            )
+        where.addWidget(self.schema_combo, 1)
+        self.more_formats = QCheckBox("More formats")
+        self.more_formats.setToolTip("Older payslip formats, for payroll systems not yet updated")
+        where.addWidget(self.more_formats)
+        payslip.addLayout(where)
+        payslip.addWidget(
+            label(
+                "These figures are registered with the verification service, so a front desk "
+                "can check them later. * marks what every payslip needs.",
+                "hint",
+            )
         )
-        self.service_managed = QRadioButton("Service-managed: the service makes the badge")
+        self.payslip_layout = QVBoxLayout()
+        payslip.addLayout(self.payslip_layout)
+        left.setSpacing(14)
+        left.addWidget(self.payslip_box)
+        self.pii_form = PiiForm()
+        left.addWidget(self.pii_form)
+        left.addStretch(1)
+
+        right = QVBoxLayout()
+        right.setSpacing(14)
+
+        badge_box, badge = section("Badge")
+        self.self_managed = QRadioButton("This app makes the badge (recommended)")
+        self.self_managed.setToolTip(
+            "Self-managed: the payslip is encrypted here and registered with this app's own "
+            "reference (registerNonPII); the badge is drawn here. Pressing the button again "
+            "after a network problem is always safe."
+        )
+        self.service_managed = QRadioButton("The service makes the badge")
         self.service_managed.setToolTip(
-            "Encrypt here, send the ciphertext (registerAndBuildBarcode); the service returns "
-            "the badge. A retry encrypts afresh."
+            "Service-managed: the payslip is encrypted here and the service draws the badge "
+            "(registerAndBuildBarcode)."
         )
         self.self_managed.setChecked(True)
         self.mode_group = QButtonGroup(self)
         self.mode_group.addButton(self.self_managed)
         self.mode_group.addButton(self.service_managed)
-        mode_layout.addWidget(self.self_managed)
-        mode_layout.addWidget(self.service_managed)
-        left_layout.addWidget(mode_box)
-
+        badge.addWidget(self.self_managed)
+        badge.addWidget(self.service_managed)
         buttons = QHBoxLayout()
+        self.example_button = QPushButton("Fill with an example")
+        self.example_button.setObjectName("sample")
+        self.example_button.setVisible(self.context.demo is not None)
         self.check_button = QPushButton("Check")
+        self.check_button.setToolTip("Checks the form here; nothing is sent.")
         self.issue_button = QPushButton("Register and make badge")
-        self.issue_button.setObjectName("issueButton")
-        self.issue_button.setDefault(True)
-        self.issue_button.setStyleSheet("font-weight:bold;padding:6px 14px;")
-        buttons.addWidget(self.check_button)
+        self.issue_button.setObjectName("primary")
+        buttons.addWidget(self.example_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.check_button)
         buttons.addWidget(self.issue_button)
-        left_layout.addLayout(buttons)
-        self.status = QLabel("")
+        badge.addLayout(buttons)
+        self.status = label("", "issueStatus")
         self.status.setObjectName("issueStatus")
-        self.status.setWordWrap(True)
-        left_layout.addWidget(self.status)
-        splitter.addWidget(left)
+        badge.addWidget(self.status)
+        right.addWidget(badge_box)
 
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
+        result_box, result = section("Result")
         self.preview = QLabel("The badge appears here once the payslip is registered.")
         self.preview.setObjectName("badgePreview")
         self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.preview.setMinimumSize(260, 260)
-        self.preview.setStyleSheet("border:1px dashed #c8c6c4;color:#605e5c;padding:8px;")
+        self.preview.setMinimumSize(220, 220)
+        self.preview.setStyleSheet("border:1px dashed #aab4c0;border-radius:8px;color:#5b6675;")
         self.preview.setWordWrap(True)
-        right_layout.addWidget(self.preview, 1)
-        self.reference_label = QLabel("")
+        result.addWidget(self.preview)
+        self.reference_label = label("", "referenceLabel")
         self.reference_label.setObjectName("referenceLabel")
         self.reference_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.reference_label.setWordWrap(True)
-        right_layout.addWidget(self.reference_label)
-        self.save_button = QPushButton("Save badge PNG…")
-        self.copy_button = QPushButton("Copy payload text")
-        self.stamp_button = QPushButton("Stamp onto payslip PDF…")
+        result.addWidget(self.reference_label)
+        place = QHBoxLayout()
+        place.addWidget(label("Stamp on page", "fieldLabel", wrap=False))
         self.page_spin = QSpinBox()
         self.page_spin.setRange(1, 9999)
-        self.page_spin.setPrefix("page ")
+        place.addWidget(self.page_spin)
+        place.addWidget(label("in the", "fieldLabel", wrap=False))
         self.corner_combo = QComboBox()
         for corner in CORNERS:
             self.corner_combo.addItem(corner.replace("-", " "), corner)
-        where = QHBoxLayout()
-        where.addWidget(QLabel("Stamp on"))
-        where.addWidget(self.page_spin)
-        where.addWidget(self.corner_combo, 1)
-        right_layout.addWidget(self.save_button)
-        right_layout.addLayout(where)
-        right_layout.addWidget(self.stamp_button)
-        right_layout.addWidget(self.copy_button)
+        self.corner_combo.setCurrentIndex(max(self.corner_combo.findData("top-right"), 0))
+        place.addWidget(self.corner_combo)
+        place.addWidget(label("corner", "fieldLabel", wrap=False))
+        place.addStretch(1)
+        result.addLayout(place)
+        self.stamp_button = QPushButton("Stamp onto the payslip PDF…")
+        self.stamp_button.setObjectName("primary")
+        result.addWidget(self.stamp_button)
+        actions = QHBoxLayout()
+        self.save_button = QPushButton("Save badge as a picture…")
+        self.copy_button = QPushButton("Copy badge text")
+        self.copy_button.setObjectName("linkButton")
+        self.copy_button.setToolTip("The text inside the badge (for systems that print it)")
+        actions.addWidget(self.save_button)
+        actions.addStretch(1)
+        actions.addWidget(self.copy_button)
+        result.addLayout(actions)
         for button in (self.save_button, self.stamp_button, self.copy_button):
             button.setEnabled(False)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        splitter.setSizes([640, 400])
+        right.addWidget(result_box)
+        right.addStretch(1)
 
+        self.left_column = QWidget()
+        self.left_column.setLayout(left)
+        self.right_column = QWidget()
+        self.right_column.setLayout(right)
+        self.columns.addWidget(self.left_column, 5)
+        self.columns.addWidget(self.right_column, 3)
+
+        self.schema_combo.currentIndexChanged.connect(
+            lambda _=0: self._set_schema(str(self.schema_combo.currentData()))
+        )
+        self.more_formats.toggled.connect(self._show_older_formats)
+        self.pii_form.changed.connect(self._changed)
         self.check_button.clicked.connect(self.check)
         self.issue_button.clicked.connect(self.issue)
+        self.example_button.clicked.connect(self.fill_with_example)
         self.save_button.clicked.connect(self._save_dialog)
         self.stamp_button.clicked.connect(self._stamp_dialog)
         self.copy_button.clicked.connect(self._copy_payload)
         self.self_managed.toggled.connect(lambda _=False: self._forget_prepared())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        wide = event.size().width() >= TWO_COLUMNS_FROM
+        self.columns.setDirection(
+            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        )
+        super().resizeEvent(event)
+
+    @property
+    def two_columns(self) -> bool:
+        return self.columns.direction() == QBoxLayout.Direction.LeftToRight
+
+    def _show_older_formats(self, shown: bool) -> None:
+        current = self.schema
+        self.schema_combo.blockSignals(True)
+        for schema in OLDER:
+            index = self.schema_combo.findData(schema)
+            if shown and index < 0:
+                self.schema_combo.addItem(SCHEMA_LABELS[schema], schema)
+                self.schema_combo.setItemData(
+                    self.schema_combo.count() - 1, f"Format {schema}", Qt.ItemDataRole.ToolTipRole
+                )
+            elif not shown and index >= 0 and schema != current:
+                self.schema_combo.removeItem(index)
+        self.schema_combo.blockSignals(False)
+
+    # ------------------------------------------------------------------ the form
 
     def _set_schema(self, schema: str) -> None:
         if self.payslip_form is not None:
             self.payslip_form.setParent(None)
             self.payslip_form.deleteLater()
         self.payslip_form = PayslipForm(schema)
-        self.payslip_form.changed.connect(self._forget_prepared)
+        self.payslip_form.changed.connect(self._changed)
         self.payslip_layout.addWidget(self.payslip_form)
+        currency = self.payslip_form.editor("currency")
+        if currency is not None:
+            currency.set_text(CURRENCY[schema.split(".")[0]])
         self.pii_form.set_format(format_for_schema(schema))
         self._forget_prepared()
+        self._live = False
         self.status.setText("")
 
     @property
@@ -209,10 +304,24 @@ class SinglePayslipTab(QWidget):
         return str(self.schema_combo.currentData())
 
     def set_schema(self, schema: str) -> None:
+        if schema in OLDER:
+            self.more_formats.setChecked(True)
         self.schema_combo.setCurrentIndex(self.schema_combo.findData(schema))
 
     def _forget_prepared(self) -> None:
         self.prepared.forget()
+
+    def _changed(self) -> None:
+        self._forget_prepared()
+        if self._live:
+            self.recheck.start()
+        if self.pii_form.has_input():
+            self.idle.start()
+
+    def _recheck(self) -> None:
+        if self._live and self._gather() is not None:
+            self._live = False
+            self._set_status("Everything looks right now. Nothing has been sent yet.")
 
     def _gather(self) -> tuple[dict[str, Any], str] | None:
         """Validate everything locally; show messages inline. None when something is wrong."""
@@ -234,8 +343,9 @@ class SinglePayslipTab(QWidget):
             self.pii_form.set_error(f"{exc.field.replace('_', ' ')}: {exc.problem}")
             errors["pii"] = exc.problem
         if errors:
-            count = len(errors)
-            text = f"{count} field{'s' if count != 1 else ''} need attention (see the messages)."
+            self._live = True
+            text = f"{plural(len(errors), 'field')} need{'s' if len(errors) == 1 else ''} "
+            text += "attention (see the messages in red)."
             if unplaced:
                 text += " " + "; ".join(unplaced)
             self._set_status(text, error=True)
@@ -249,6 +359,19 @@ class SinglePayslipTab(QWidget):
             self._set_status("Everything looks right. Nothing has been sent yet.")
         return gathered is not None
 
+    def fill_example(self, payslip: dict[str, Any], pii: dict[str, str]) -> None:
+        """Fill the form (the example button and tests)."""
+        assert self.payslip_form is not None
+        self.payslip_form.fill(payslip)
+        self.pii_form.fill(pii)
+
+    def fill_with_example(self) -> None:
+        """Demo mode: an invented payslip and employee for the chosen country."""
+        self.fill_example(example_payslip(self.schema), example_employee(self.schema))
+        self._set_status("Example filled in (invented details). Press “Register and make badge”.")
+
+    # ------------------------------------------------------------------ issuing
+
     def issue(self) -> None:
         gathered = self._gather()
         if gathered is None:
@@ -258,7 +381,7 @@ class SinglePayslipTab(QWidget):
         try:
             client, key, scan_base = self.issuer_panel.credentials()
         except ValueError as exc:
-            self._set_status(describe_error(exc) if not str(exc) else str(exc), error=True)
+            self._set_status(str(exc) or describe_error(exc), error=True)
             self.failed.emit(self.status.text())
             return
         schema = self.schema
@@ -288,21 +411,29 @@ class SinglePayslipTab(QWidget):
         self.last = result
         pixmap = QPixmap()
         pixmap.loadFromData(result.badge_png, "PNG")
-        self.preview.setStyleSheet("border:1px solid #c8c6c4;background:white;")
+        self.preview.setStyleSheet("border:1px solid #d5dbe3;border-radius:8px;background:white;")
         self.preview.setPixmap(
             pixmap.scaled(
-                320,
-                320,
+                260,
+                260,
                 Qt.AspectRatioMode.KeepAspectRatio,
                 Qt.TransformationMode.SmoothTransformation,
             )
         )
-        how = "made here" if result.managed_by == "issuer" else "made by the service"
-        state = "Registered" if result.created else "Already registered (no new record)"
-        self.reference_label.setText(f"Reference {result.service_reference} · badge {how}")
-        self._set_status(f"{state}. Save the badge or stamp it onto the payslip PDF.")
+        who = "this app" if result.managed_by == "issuer" else "the service"
+        self.reference_label.setText(
+            f"Payslip reference <b>{result.service_reference}</b> · badge made by {who}"
+        )
+        state = "Registered" if result.created else "Already registered (no second record made)"
         for button in (self.save_button, self.stamp_button, self.copy_button):
             button.setEnabled(True)
+        self.pii_form.clear_values()  # the badge carries them now; the screen need not
+        self.idle.stop()
+        self._set_status(
+            f"{state}. The employee's details were cleared from the screen. Now stamp the badge "
+            "onto the payslip PDF, or save it as a picture."
+        )
+        self.stamp_button.setFocus()
         self.issued.emit(result)
 
     def _issue_failed(self, exc: Exception) -> None:
@@ -318,14 +449,20 @@ class SinglePayslipTab(QWidget):
         self.failed.emit(text)
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
-        self.status.setText(text)
-        self.status.setStyleSheet("color:#a4262c;" if error else "color:#107c10;")
+        set_status(self.status, text, error=error)
 
-    def fill_example(self, payslip: dict[str, Any], pii: dict[str, str]) -> None:
-        """Fill the form (tests, and a quick start for new users)."""
-        assert self.payslip_form is not None
-        self.payslip_form.fill(payslip)
-        self.pii_form.fill(pii)
+    def clear_after_idle(self) -> None:
+        """Wipe the employee's details after a spell without activity (someone walked away)."""
+        if not self.pii_form.has_input():
+            return
+        self.pii_form.clear_values()
+        self.prepared.forget()
+        minutes = max(1, round(self.idle.interval() / 60000))
+        self._set_status(
+            f"The employee's details were cleared after {plural(minutes, 'minute')} without "
+            "activity, to keep them private."
+        )
+        self.cleared.emit()
 
     # ------------------------------------------------------------------ badge outputs
 
@@ -357,12 +494,12 @@ class SinglePayslipTab(QWidget):
             atomic_write_bytes(target, stamped)
 
         def done(_: object) -> None:
-            self._saved(target, "Stamped PDF saved")
+            self._saved(target, "Stamped payslip saved")
 
         self.tasks.run(work, done, self._output_failed)
 
     def _saved(self, path: Path, what: str) -> None:
-        self._set_status(f"{what}: {path.name}")
+        self._set_status(f"{what} as {path.name} in {path.parent}")
         self.saved.emit(str(path))
 
     def _output_failed(self, exc: Exception) -> None:
@@ -372,26 +509,35 @@ class SinglePayslipTab(QWidget):
             text = f"The file could not be read or written ({exc.strerror or 'error'})."
         elif type(exc).__module__.startswith(("app.", "service.")):
             text = describe_error(exc) if not str(exc) else str(exc)
+            text = text[0].upper() + text[1:] if text else text
         else:
-            text = f"The PDF could not be stamped ({type(exc).__name__})."
+            text = "The PDF could not be stamped; is it a damaged or protected file?"
         self._set_status(text, error=True)
         self.failed.emit(text)
 
     def _save_dialog(self) -> None:
         if self.last is None:
             return
-        name, _ = QFileDialog.getSaveFileName(
-            self, "Save badge", f"badge-{self.last.service_reference}.png", "PNG image (*.png)"
+        name = save_file(
+            self,
+            self.context.settings,
+            "badges",
+            "Save badge",
+            f"badge-{self.last.service_reference}.png",
+            "PNG image (*.png)",
         )
         if name:
             self.save_png(Path(name))
 
     def _stamp_dialog(self) -> None:
-        source, _ = QFileDialog.getOpenFileName(self, "Payslip PDF", "", "PDF (*.pdf)")
+        settings = self.context.settings
+        source = open_file(self, settings, "payslip PDFs", "Choose the payslip PDF", "PDF (*.pdf)")
         if not source:
             return
-        default = str(Path(source).with_name(Path(source).stem + "-verified.pdf"))
-        target, _ = QFileDialog.getSaveFileName(self, "Save stamped PDF", default, "PDF (*.pdf)")
+        default = str(stamped_pdf_name(Path(source)))
+        target = save_file(
+            self, settings, "stamped PDFs", "Save the stamped payslip", default, "PDF (*.pdf)"
+        )
         if target:
             self.stamp_pdf(
                 Path(source),
@@ -403,6 +549,4 @@ class SinglePayslipTab(QWidget):
     def _copy_payload(self) -> None:
         if self.last is not None:
             QGuiApplication.clipboard().setText(self.last.payload)
-            self._set_status("Payload text copied.")
-
-    # ------------------------------------------------------------------ pay run
+            self._set_status("Badge text copied.")
