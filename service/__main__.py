@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     actions.add_parser("rotate-key").add_argument("--issuer-id", required=True)
     actions.add_parser("retire-key").add_argument("--key-version", required=True)
     actions.add_parser("disable-client").add_argument("--client-id", required=True)
+    pair = actions.add_parser("pair-verifier", help="a one-time link that signs a phone in")
+    pair.add_argument("--client-id", required=True)
+    pair.add_argument("--public-url", help="the address phones reach this service at")
     actions.add_parser("list")
 
     serve = sub.add_parser("serve", help="run the HTTP service")
@@ -67,7 +70,12 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
     data_dir = data_dir_or_default(args.data_dir)
     store = open_store(data_dir)
     try:
-        admin = domain_for(store, offline_config(load_master_key(data_dir))).admin
+        domain = domain_for(store, offline_config(load_master_key(data_dir)))
+        admin = domain.admin
+        if args.action == "pair-verifier":
+            from service.pair_cli import pair_verifier
+
+            return pair_verifier(domain.pairings, args.client_id, args.public_url)
         if args.action == "create-issuer":
             return admin.create_issuer(args.name)
         if args.action == "create-verifier":

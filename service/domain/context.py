@@ -18,6 +18,7 @@ from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock
 from service.domain.errors import MasterKeyMismatch
 from service.domain.keys import KeyRing
+from service.domain.pairing import Pairings
 from service.domain.registration import Registration
 from service.domain.revocation import Revocation
 from service.domain.tokens import Audiences, TokenService
@@ -39,6 +40,7 @@ class Domain:
     verification: Verification
     revocation: Revocation
     admin: Admin
+    pairings: Pairings
 
 
 def _instance_secret(store: Store, master_key: bytes, name: str) -> bytes:
@@ -85,4 +87,11 @@ def build_domain(
         verification=Verification(store, keys, clock),
         revocation=Revocation(store, clock),
         admin=Admin(store, keys, clients, clock),
+        pairings=Pairings(
+            store,
+            clients,
+            _instance_secret(store, master_key, "pairing_hmac_key"),
+            clock,
+            scan_base,
+        ),
     )

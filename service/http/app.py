@@ -13,6 +13,7 @@ from service.domain.context import Domain, build_domain
 from service.domain.errors import ServiceError
 from service.http.errors import error_body, error_headers
 from service.http.middleware import RequestIdMiddleware, WsgiApp
+from service.http.phone import add_phone_routes, browser_aware_not_found
 from service.http.pipeline import ApiPlugin
 from service.http.ratelimit import RateLimiter
 from service.http.routes import add_routes
@@ -42,9 +43,10 @@ def build_bottle(config: ServiceConfig, domain: Domain) -> bottle.Bottle:
         )
     )
     add_routes(app, domain, config)
+    pages = add_phone_routes(app, domain, config)
     app.error_handler.update(
         {
-            404: _json_error("NOT_FOUND", "no such path"),
+            404: browser_aware_not_found(pages, _json_error("NOT_FOUND", "no such path")),
             405: _json_error("METHOD_NOT_ALLOWED", "this path does not accept that method"),
             500: _json_error(
                 "INTERNAL_ERROR", "an unexpected error occurred; quote the request id"

@@ -266,6 +266,26 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "service:issuer",
             )
         },
+        "/admin/v1/clients/{client_id}/pairings": {
+            "post": _operation(
+                "pairVerifier",
+                "A one-time link that gives a phone its own verifier credential",
+                {201: "AnyObject"},
+                None,
+                (400, 404, *_COMMON),
+                "service:admin",
+            )
+        },
+        "/v1/pairings/redeem": {
+            "post": _operation(
+                "redeemPairing",
+                "Use a pairing code once: a new verifier client for this phone",
+                {200: "AnyObject"},
+                None,
+                (400, 401, 413, 415, 429, 500, 503),
+                None,
+            )
+        },
         "/admin/v1/issuers": {
             "post": _operation(
                 "createIssuer",

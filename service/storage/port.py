@@ -77,6 +77,20 @@ class Client:
 
 
 @dataclass(frozen=True, slots=True)
+class Pairing:
+    """A one-time offer to give a phone its own verifier credential (service.domain.pairing).
+
+    Only the HMAC of the pairing secret is stored; `client_id` is the verifier client the pairing
+    was made for, whose verifier the phone's new client will belong to."""
+
+    pairing_id: str
+    client_id: str
+    secret_hmac: str
+    created_at: str
+    expires_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class KeyVersion:
     """An issuer key. `wrapped` is base64url of the key wrapped under the master key; empty once
     retired (the material is destroyed)."""
@@ -140,6 +154,19 @@ class Store(Protocol):
     def list_clients(self) -> list[Client]: ...
     def set_client_disabled(self, client_id: str, disabled: bool) -> bool:
         """False when no such client exists."""
+        ...
+
+    # --- phone pairings (one-time) --------------------------------------------------------
+    def add_pairing(self, pairing: Pairing) -> None: ...
+    def take_pairing(self, pairing_id: str, secret_hmac: str) -> Pairing | None:
+        """Remove and return the pairing when its stored digest equals `secret_hmac`, atomically
+        across threads and processes, so that a pairing is used at most once. None (and the
+        pairing left in place) when the id is unknown or the digest differs."""
+        ...
+
+    def purge_pairings(self, expired_before: str) -> int:
+        """Delete pairings whose `expires_at` (ISO-8601 UTC, `Z`) is before the given time;
+        returns how many."""
         ...
 
     # --- keys ----------------------------------------------------------------------------

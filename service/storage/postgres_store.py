@@ -48,6 +48,7 @@ from service.storage.port import (
     Counts,
     Issuer,
     KeyVersion,
+    Pairing,
     Record,
     StoreUnavailable,
     Verifier,
@@ -140,6 +141,16 @@ _DDL: Final = (
     CREATE TABLE IF NOT EXISTS settings (
         name  text PRIMARY KEY,
         value text NOT NULL
+    )
+    """,
+    # Added after version 1 without a bump: a new table that older code never reads.
+    """
+    CREATE TABLE IF NOT EXISTS pairings (
+        pairing_id  text PRIMARY KEY,
+        client_id   text NOT NULL,
+        secret_hmac text NOT NULL,
+        created_at  text NOT NULL,
+        expires_at  text NOT NULL
     )
     """,
 )
@@ -698,6 +709,42 @@ class PostgresStore:
                 (at, key_version),
             ).fetchone()
             return _key_from_row(row) if row else None
+
+        return self._run(work)
+
+    # --- phone pairings -------------------------------------------------------------------
+    def add_pairing(self, pairing: Pairing) -> None:
+        self._run(
+            lambda conn: conn.execute(
+                "INSERT INTO pairings (pairing_id, client_id, secret_hmac, created_at, expires_at) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                (
+                    pairing.pairing_id,
+                    pairing.client_id,
+                    pairing.secret_hmac,
+                    pairing.created_at,
+                    pairing.expires_at,
+                ),
+            )
+        )
+
+    def take_pairing(self, pairing_id: str, secret_hmac: str) -> Pairing | None:
+        """See the port: one DELETE ... RETURNING, so two takers cannot both get the row."""
+
+        def work(conn: Conn) -> Pairing | None:
+            row = conn.execute(
+                "DELETE FROM pairings WHERE pairing_id = %s AND secret_hmac = %s "
+                "RETURNING pairing_id, client_id, secret_hmac, created_at, expires_at",
+                (pairing_id, secret_hmac),
+            ).fetchone()
+            return Pairing(**row) if row else None
+
+        return self._run(work)
+
+    def purge_pairings(self, expired_before: str) -> int:
+        def work(conn: Conn) -> int:
+            cur = conn.execute("DELETE FROM pairings WHERE expires_at < %s", (expired_before,))
+            return cur.rowcount
 
         return self._run(work)
 

@@ -61,6 +61,7 @@ from service.storage.port import (
     Counts,
     Issuer,
     KeyVersion,
+    Pairing,
     Record,
     StoreUnavailable,
     Verifier,
@@ -153,7 +154,7 @@ class Tx:
         self._state = state
         self._key_fields = key_fields
         self.ops: list[Op] = []
-        self._pending: dict[tuple[str, Any], tuple[str, Doc]] = {}
+        self._pending: dict[tuple[str, Any], tuple[str, Doc | None]] = {}
         self._next_ids: dict[str, int] = {}
 
     def get(self, table: str, key: Any) -> Doc | None:
@@ -183,6 +184,15 @@ class Tx:
             doc_id = existing if existing is not None else self.new_id(table)
         self._pending[(table, key)] = (doc_id, doc)
         self.ops.append((table, doc_id, doc))
+
+    def delete(self, table: str, key: Any) -> None:
+        """Delete the document with this key, if there is one."""
+        pending = self._pending.get((table, key))
+        doc_id = pending[0] if pending is not None else self._state.keys.get(table, {}).get(key)
+        if doc_id is None:
+            return
+        self._pending[(table, key)] = (doc_id, None)
+        self.ops.append((table, doc_id, None))
 
     def put_id(self, table: str, doc_id: str, doc: Doc | None) -> None:
         """Write by TinyDB document id (None deletes): what TinyDB's own table API needs."""
@@ -664,6 +674,7 @@ KEY_FIELDS: Mapping[str, str] = {
     "clients": "client_id",
     "keys": "key_version",
     "settings": "name",
+    "pairings": "pairing_id",
 }
 
 _RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(Record))
@@ -882,6 +893,31 @@ class TinyDBStore:
             if doc.get("disabled") != disabled:
                 tx.put("clients", {**doc, "disabled": disabled})
             return True
+
+        return self.storage.transact(run)
+
+    # --- phone pairings -----------------------------------------------------------------
+
+    def add_pairing(self, pairing: Pairing) -> None:
+        self._put("pairings", _as_doc(pairing))
+
+    def take_pairing(self, pairing_id: str, secret_hmac: str) -> Pairing | None:
+        def run(tx: Tx) -> Pairing | None:
+            doc = tx.get("pairings", pairing_id)
+            if doc is None or doc.get("secret_hmac") != secret_hmac:
+                return None
+            tx.delete("pairings", pairing_id)
+            return _build(Pairing, doc)
+
+        return self.storage.transact(run)
+
+    def purge_pairings(self, expired_before: str) -> int:
+        def run(tx: Tx) -> int:
+            docs = tx.docs("pairings")
+            stale = [d["pairing_id"] for d in docs if d["expires_at"] < expired_before]
+            for pairing_id in stale:
+                tx.delete("pairings", pairing_id)
+            return len(stale)
 
         return self.storage.transact(run)
 

@@ -28,6 +28,7 @@ from service.storage.port import (
     Client,
     Issuer,
     KeyVersion,
+    Pairing,
     Record,
     Store,
     Verifier,
@@ -90,6 +91,16 @@ def make_client(client_id: str, role: str = "issuer", owner: str = ISSUER_A) -> 
         name=f"client {client_id}",
         secret_hmac=f"hmac-{client_id}",
         created_at="2026-01-01T00:00:00Z",
+    )
+
+
+def make_pairing(pairing_id: str, expires_at: str = "2026-01-01T00:10:00Z") -> Pairing:
+    return Pairing(
+        pairing_id=pairing_id,
+        client_id="cl-verifier",
+        secret_hmac=f"hmac-{pairing_id}",
+        created_at="2026-01-01T00:00:00Z",
+        expires_at=expires_at,
     )
 
 
@@ -389,6 +400,44 @@ class StoreContract:
         assert store.get_client("cl-3") == c3
         assert store.get_client("nope") is None
         assert sorted(store.list_clients(), key=lambda c: c.client_id) == [c1, c2, c3]
+
+    # --- phone pairings -------------------------------------------------------------------
+
+    def test_pairing_is_taken_once_and_only_with_its_digest(self, store: Store) -> None:
+        pairing = make_pairing("p-1")
+        store.add_pairing(pairing)
+        assert store.take_pairing("p-1", "hmac-wrong") is None
+        assert store.take_pairing("nope", "hmac-p-1") is None
+        assert store.take_pairing("p-1", "hmac-p-1") == pairing
+        assert store.take_pairing("p-1", "hmac-p-1") is None
+
+    def test_pairing_taken_by_exactly_one_of_many_threads(self, store: Store) -> None:
+        store.add_pairing(make_pairing("p-race"))
+        results: list[Pairing | None] = []
+        lock = threading.Lock()
+        start = threading.Barrier(8)
+
+        def take() -> None:
+            start.wait()
+            got = store.take_pairing("p-race", "hmac-p-race")
+            with lock:
+                results.append(got)
+
+        threads = [threading.Thread(target=take) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sum(r is not None for r in results) == 1
+
+    def test_purge_pairings_removes_only_expired(self, store: Store) -> None:
+        old = make_pairing("p-old", expires_at="2026-01-01T00:05:00Z")
+        fresh = make_pairing("p-new", expires_at="2026-01-01T00:15:00Z")
+        store.add_pairing(old)
+        store.add_pairing(fresh)
+        assert store.purge_pairings("2026-01-01T00:10:00Z") == 1
+        assert store.take_pairing("p-old", "hmac-p-old") is None
+        assert store.take_pairing("p-new", "hmac-p-new") == fresh
 
     def test_disable_and_enable_client(self, store: Store) -> None:
         store.add_client(make_client("cl-1"))

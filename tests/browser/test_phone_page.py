@@ -1,0 +1,294 @@
+"""The badge's link on a phone (issue 10), in a real headless Chromium against a real service.
+
+Every test opens the URL read from a real badge PNG by zxing, as a phone camera would hand it to
+the browser. Screenshots go to tmp_path and /tmp/shots10 (never the repo).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import DEMO_EMPLOYEE, DESKTOP, Phone, PhoneService
+
+pytestmark = pytest.mark.slow
+
+RECORD_APIS = ("/v1/", "/oauth/")
+
+
+def employee_strings() -> list[str]:
+    return [v for v in DEMO_EMPLOYEE.values() if v]
+
+
+def assert_no_url_carried(service: PhoneService, phone: Phone, secret: str) -> None:
+    """Neither the server nor the browser's request log saw `secret` in a URL."""
+    assert service.seen, "the recorder saw no requests"
+    assert not [line for line in service.seen if secret in line]
+    assert not [line for line in phone.requests if secret in line]
+
+
+def test_phone_verifies_a_fresh_badge(
+    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+) -> None:
+    badge = phone_service.issue_badge()
+    phone = Phone(browser)
+    phones.append(phone)
+
+    started = time.monotonic()
+    response = phone.open(badge.url)
+    headers = response.headers
+    csp = headers["content-security-policy"]
+    assert "default-src 'self'" in csp
+    assert "frame-ancestors 'none'" in csp
+    assert "'unsafe-inline'" not in csp
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "no-referrer"
+
+    # Signed out: what this is and how to verify; nothing about the record was asked.
+    text = phone.text()
+    assert "This is a payslip verification code for 127.0.0.1" in text
+    assert "Sign in as a verifier" in text
+    assert "desk" in text
+    assert not [r for r in phone.requests if any(api in r for api in RECORD_APIS)]
+    for value in employee_strings():
+        assert value not in phone.html()
+    # The fragment was dropped from the address bar once read.
+    assert "#" not in phone.page.url
+    phone.shot("phone-signed-out", tmp_path)
+
+    phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    assert phone.verdict() == "VERIFIED"
+    elapsed = time.monotonic() - started
+    print(f"badge link opened -> VERIFIED in {elapsed:.2f} s")
+    facts = phone.page.inner_text("#verdict-facts")
+    assert "Alex Demo-Sample" in facts
+    assert "$3,064.15 AUD" in facts
+    assert "13 Nov 2026" in facts
+    assert "Test Payroll" in facts
+    assert "Accept this payslip." in phone.text()
+    details = phone.page.inner_text("#details")
+    assert "•••••678" in details
+    assert "12345678" not in phone.html()
+    assert "Store Supervisor" in details
+    phone.shot("phone-verified", tmp_path)
+    phone.shot("phone-verified-full", tmp_path, full_page=True)
+
+    # The token is in this tab's sessionStorage; no secret was kept anywhere.
+    storage = phone.page.evaluate(
+        "() => [JSON.stringify(sessionStorage), JSON.stringify(localStorage)]"
+    )
+    assert phone_service.verifier["client_secret"] not in "".join(storage)
+    assert "access_token" not in storage[1] and "value" in storage[0]
+
+    verify_posts = [r for r in phone.requests if "/v1/verifications/payload" in r]
+    assert verify_posts == [f"POST {phone_service.url}/v1/verifications/payload"]
+    assert_no_url_carried(phone_service, phone, badge.ciphertext_text)
+    assert not phone.errors, phone.errors
+
+    # Done clears the result: none of the employee's data stays on the screen.
+    phone.page.click("#done")
+    phone.page.wait_for_selector("#ready:not([hidden])")
+    for value in employee_strings():
+        assert value not in phone.html()
+
+
+def test_desktop_width(
+    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+) -> None:
+    badge = phone_service.issue_badge()
+    desk = Phone(browser, DESKTOP)
+    phones.append(desk)
+    desk.open(badge.url)
+    desk.shot("desktop-signed-out", tmp_path)
+    desk.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    assert desk.verdict() == "VERIFIED"
+    desk.shot("desktop-verified", tmp_path)
+    desk.shot("desktop-verified-full", tmp_path, full_page=True)
+    assert not desk.errors, desk.errors
+
+
+def test_idle_result_clears_after_60_seconds(
+    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+) -> None:
+    badge = phone_service.issue_badge()
+    phone = Phone(browser)
+    phones.append(phone)
+    phone.page.clock.install()
+    phone.open(badge.url)
+    phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    assert phone.verdict() == "VERIFIED"
+    phone.page.clock.run_for(50_000)
+    assert "Alex Demo-Sample" in phone.text()
+    phone.page.mouse.click(5, 5)  # a tap restarts the 60 s
+    phone.page.clock.run_for(50_000)
+    assert "Alex Demo-Sample" in phone.text()
+    phone.page.clock.run_for(11_000)
+    phone.page.wait_for_selector("#ready:not([hidden])")
+    assert "Cleared" in phone.text()
+    for value in employee_strings():
+        assert value not in phone.html()
+    phone.shot("phone-cleared", tmp_path)
+
+
+def test_revoked_badge_is_not_verified_and_shows_no_employee_data(
+    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+) -> None:
+    badge = phone_service.issue_badge()
+    phone_service.revoke(badge.reference)
+    phone = Phone(browser)
+    phones.append(phone)
+    phone.open(badge.url)
+    phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    assert phone.verdict() == "NOT VERIFIED"
+    assert "Do not accept this payslip." in phone.text()
+    assert "revoked" in phone.page.inner_text("#verdict-reason")
+    html = phone.html()
+    for value in employee_strings():
+        assert value not in html
+    assert "3,064.15" not in html
+    phone.shot("phone-revoked", tmp_path)
+
+
+def test_tampered_badge_is_not_verified(
+    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+) -> None:
+    badge = phone_service.issue_badge()
+    head, tail = badge.url.split("#2.", 1)
+    flipped = ("B" if tail[5] != "B" else "C").join((tail[:5], tail[6:]))
+    phone = Phone(browser)
+    phones.append(phone)
+    phone.open(f"{head}#2.{flipped}")
+    phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    assert phone.verdict() == "NOT VERIFIED"
+    assert "altered" in phone.page.inner_text("#verdict-reason")
+    for value in employee_strings():
+        assert value not in phone.html()
+    phone.shot("phone-tampered", tmp_path)
+
+
+@pytest.mark.parametrize("outage", ["stopped", "hung"])
+def test_service_gone_gives_cannot_verify_within_5_seconds(
+    outage: str,
+    phone_service: PhoneService,
+    browser: Any,
+    phones: list[Phone],
+    tmp_path: Path,
+) -> None:
+    badge = phone_service.issue_badge()
+    phone = Phone(browser)
+    phones.append(phone)
+    phone.open(badge.url)
+    port = int(phone_service.url.rsplit(":", 1)[1])
+    phone_service.running.stop()
+    hung = None
+    if outage == "hung":  # accepts connections, never answers
+        hung = socket.socket()
+        hung.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hung.bind(("127.0.0.1", port))
+        hung.listen(16)
+    try:
+        phone.page.fill("#client-id", phone_service.verifier["client_id"])
+        phone.page.fill("#client-secret", phone_service.verifier["client_secret"])
+        started = time.monotonic()
+        phone.page.click("#sign-in-button")
+        assert phone.verdict(timeout=5_000) == "CANNOT VERIFY"
+        print(f"{outage}: CANNOT VERIFY after {time.monotonic() - started:.2f} s")
+        assert "Try again" in phone.page.inner_text("#verdict")
+        assert phone.page.is_visible("#retry")
+        phone.shot(f"phone-cannot-verify-{outage}", tmp_path)
+    finally:
+        if hung is not None:
+            hung.close()
+
+
+def test_signed_out_visitor_learns_nothing_about_the_record(
+    phone_service: PhoneService, browser: Any, phones: list[Phone]
+) -> None:
+    revoked = phone_service.issue_badge()
+    phone_service.revoke(revoked.reference)
+    urls = (phone_service.issue_badge().url, revoked.url, revoked.url.replace("#2.", "#2.AB"))
+    phone_service.seen.clear()
+    for url in urls:
+        phone = Phone(browser)
+        phones.append(phone)
+        phone.open(url)
+        phone.page.wait_for_timeout(300)
+        text = phone.text()
+        assert "This is a payslip verification code for" in text
+        assert "VERIFIED" not in text
+        assert phone.page.is_hidden("#verdict")
+        for value in employee_strings():
+            assert value not in phone.html()
+        assert not [r for r in phone.requests if any(api in r for api in RECORD_APIS)]
+        assert not phone.errors, phone.errors
+    # The server saw page and asset GETs only: no token request, no verification.
+    served = [line.split("?")[0] for line in phone_service.seen]
+    assert served, "the recorder saw no requests"
+    assert all(line.startswith(("GET /v/", "GET /assets/")) for line in served), served
+
+
+def test_pairing_link_signs_a_second_phone_in_until_disabled(
+    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+) -> None:
+    offer = phone_service.admin(
+        "POST", f"/admin/v1/clients/{phone_service.verifier['client_id']}/pairings"
+    )
+    assert offer["pair_url"].startswith(f"{phone_service.url}/v/pair#")
+    secret = offer["pairing_code"].split(".", 1)[1]
+    badge = phone_service.issue_badge()
+
+    # A desk browser is signed in the ordinary way; the phone is a second, separate context.
+    desk = Phone(browser, DESKTOP)
+    phones.append(desk)
+    desk.open(badge.url)
+    desk.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    assert desk.verdict() == "VERIFIED"
+
+    phone = Phone(browser)
+    phones.append(phone)
+    started = time.monotonic()
+    phone.open(offer["pair_url"])
+    assert "#" not in phone.page.url  # the pairing secret left the address bar at once
+    assert "Pair this phone" in phone.text()
+    phone.shot("phone-pairing", tmp_path)
+    phone.page.click("#pair-button")
+    phone.page.wait_for_selector("#ready:not([hidden])")
+    assert "This phone is paired" in phone.text()
+    assert "Signed in: Test Desk" in phone.text()
+    phone.shot("phone-paired", tmp_path)
+    phone.open(badge.url)  # the next badge link: no sign-in needed
+    assert phone.verdict() == "VERIFIED"
+    print(f"pairing link opened -> paired -> VERIFIED in {time.monotonic() - started:.2f} s")
+    assert "Alex Demo-Sample" in phone.page.inner_text("#verdict-facts")
+    assert not phone.errors, phone.errors
+
+    # The phone has its own credential, distinct from the desk's.
+    clients = phone_service.admin("GET", "/admin/v1/overview")["clients"]
+    phone_clients = [c for c in clients if "phone paired" in c["name"]]
+    assert len(phone_clients) == 1
+    assert phone_clients[0]["client_id"] != phone_service.verifier["client_id"]
+
+    # Single use: a third browser holding the same link gets nothing.
+    thief = Phone(browser)
+    phones.append(thief)
+    thief.open(offer["pair_url"])
+    thief.page.click("#pair-button")
+    thief.page.wait_for_selector("#pair-message:not([hidden])")
+    assert "already been used" in thief.text()
+
+    # Disabling the phone's credential in Admin stops that phone at once, not the desk.
+    phone_service.admin("POST", f"/admin/v1/clients/{phone_clients[0]['client_id']}/disable")
+    phone.open(phone_service.issue_badge().url)
+    phone.page.wait_for_selector("#sign-in:not([hidden])")
+    assert "switched off" in phone.page.inner_text("#sign-in-message")
+    assert phone.page.is_hidden("#verdict")
+    phone.shot("phone-disabled", tmp_path)
+    desk.open(phone_service.issue_badge().url)
+    assert desk.verdict() == "VERIFIED"
+
+    assert_no_url_carried(phone_service, phone, secret)
+    assert_no_url_carried(phone_service, phone, badge.ciphertext_text)
