@@ -358,6 +358,13 @@ class ApiClient:
             "POST", f"/admin/v1/clients/{_seg(client_id)}/disable", {}, idempotent=True
         )
 
+    def admin_pair_verifier(self, client_id: str) -> dict[str, Any]:
+        """A one-time phone pairing link for a verifier client (expires in minutes, works once);
+        not retried on ambiguous failures: each call makes a new link."""
+        return self._admin(
+            "POST", f"/admin/v1/clients/{_seg(client_id)}/pairings", None, idempotent=False
+        )
+
     def admin_list(self) -> dict[str, Any]:
         """Issuers, verifiers, keys and record counts (never secrets or key material)."""
         return self._admin("GET", "/admin/v1/overview", None, idempotent=True)
