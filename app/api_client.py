@@ -170,8 +170,11 @@ class ApiClient:
     operation (`service:verifier` for verification, `service:issuer` for registration and
     revocation, `service:admin` for admin calls).
 
-    `timeout` bounds each HTTP attempt, `deadline` a whole logical call including token fetches,
-    retries and backoff sleeps. `transport`, `sleep`, `clock` and `rng` exist so tests can inject a
+    `timeout` bounds each HTTP attempt, `connect_timeout` (default: `timeout`) its TCP connect, and
+    `deadline` a whole logical call including token fetches, retries and backoff sleeps: a desk
+    that must say CANNOT VERIFY within seconds gives a short deadline, and the client then never
+    waits past it, whether the service refuses connections, never accepts them, or accepts and
+    never answers. `transport`, `sleep`, `clock` and `rng` exist so tests can inject a
     fault transport, a recording sleep and a fake clock.
     """
 
@@ -186,13 +189,14 @@ class ApiClient:
         scope: str | None = None,
         timeout: float = 10.0,
         deadline: float = 30.0,
+        connect_timeout: float | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
-        if timeout <= 0 or deadline <= 0:
-            raise ValueError("timeout and deadline must be positive")
+        if timeout <= 0 or deadline <= 0 or (connect_timeout is not None and connect_timeout <= 0):
+            raise ValueError("timeouts and deadline must be positive")
         self._auth_url = _strip_base(auth_url)
         self._client_id = client_id
         self._client_secret = client_secret
@@ -200,6 +204,7 @@ class ApiClient:
         self._verifier_url = _strip_base(verifier_url) if verifier_url else None
         self._scope = scope
         self._timeout = float(timeout)
+        self._connect_timeout = float(connect_timeout) if connect_timeout else self._timeout
         self._deadline = float(deadline)
         self._sleep = sleep
         self._clock = clock
@@ -584,7 +589,8 @@ class ApiClient:
                 delay = max(delay, float(error.retry_after))
             attempt += 1
             if self._clock() + delay >= deadline:
-                log.warning(
+                # INFO, not WARNING: the caller reports it (a CANNOT VERIFY, one CLI line).
+                log.info(
                     "%s %s: giving up after %d attempt(s), deadline reached [%s]",
                     method,
                     path,
@@ -621,7 +627,13 @@ class ApiClient:
         failure: _NetFailure | None = None
         try:
             resp = self._http.request(
-                method, url, content=content, headers=headers, timeout=httpx.Timeout(timeout)
+                method,
+                url,
+                content=content,
+                headers=headers,
+                # Every phase (connect, each read, write, pool) is cut to what is left of the
+                # deadline, so no single attempt can outlive it.
+                timeout=httpx.Timeout(timeout, connect=min(timeout, self._connect_timeout)),
             )
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError):
             failure = _NetFailure(sent=False, what="connection failed")

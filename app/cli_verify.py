@@ -1,7 +1,13 @@
 """`python -m app verify INPUT`: the GUI's reading and verification pipeline, headless.
 
-Exit status: 0 verified, 1 not verified (revoked, or a PDF whose metadata and QR name different
-records), 2 on an error (its code on stderr).
+Exit status follows the three verdicts of :mod:`app.verdicts`: 0 VERIFIED, 1 NOT VERIFIED
+(revoked, altered or forged, unknown reference, a PDF whose metadata and QR disagree), 2 CANNOT
+VERIFY (service unreachable, busy or failing, this desk's credentials refused) or bad input
+(no verdict: nothing was sent). Problems are one plain line on stderr, starting with the code.
+
+The service is ``--service-url``, else the remote service in the settings, else this computer's
+embedded instance if it already exists with a desk verifier. With none of them it refuses: a new
+empty instance would report every genuine badge of another service as unknown (NOT VERIFIED).
 """
 
 from __future__ import annotations
@@ -13,11 +19,22 @@ from argparse import Namespace
 from typing import TextIO
 
 from app.api_client import ApiClient
-from app.context import AppContext, start_context
+from app.context import (
+    AppContext,
+    embedded_ready,
+    start_embedded_context,
+    start_remote_context,
+    verifier_client,
+)
 from app.inputs.reading import InputError, read_input
-from app.presentation import employee_lines, error_message, summary_lines
+from app.presentation import employee_lines, summary_lines
 from app.settings import SecretStore, Settings
 from app.verify_flow import Outcome, verify_reading
+
+NO_SERVICE = (
+    "NO_SERVICE: no verification service is configured; pass --service-url (with --client-id "
+    "and --client-secret), or set the service up in the app first"
+)
 
 
 def _client_from_args(
@@ -32,34 +49,35 @@ def _client_from_args(
         or secrets.get(f"remote:{client_id}")
         or ""
     )
-    return ApiClient(
-        args.auth_url or args.service_url,
-        client_id,
-        secret,
-        verifier_url=args.service_url,
-        deadline=30.0,
-    )
+    return verifier_client(args.auth_url or args.service_url, client_id, secret, args.service_url)
 
 
 def exit_status(outcome: Outcome) -> int:
-    if outcome.disagreement:
-        return 1
-    result = outcome.result
-    if result is not None:
-        return 0 if result.get("verified") else 1
-    return 2
+    return outcome.exit_status
 
 
 def print_summary(outcome: Outcome, out: TextIO) -> None:
-    print(f"{outcome.headline}: {outcome.explanation}", file=out)
+    print(f"{outcome.headline}: {outcome.explanation} {outcome.instruction}".rstrip(), file=out)
+    if outcome.verdict == "not_verified" and not outcome.disagreement:
+        return  # no payslip figures or employee data for a document that is not good
     for attempt in outcome.attempts:
         if attempt.result is None:
             continue
         print(f"\nReference  {attempt.result.get('service_reference')}", file=out)
         for label, value in summary_lines(attempt.result):
             print(f"{label:<13}{value}", file=out)
-        for label, value in employee_lines(attempt.result.get("employee", {}), reveal=False):
-            print(f"{label:<13}{value}", file=out)
+        if outcome.verdict == "verified":
+            for label, value in employee_lines(attempt.result.get("employee", {}), reveal=False):
+                print(f"{label:<13}{value}", file=out)
+
+
+def _context(settings: Settings, secrets: SecretStore) -> AppContext | None:
+    """The configured service, or None when there is none (never creates an instance)."""
+    if settings.mode == "remote" and settings.verifier_url:
+        return start_remote_context(settings, secrets)
+    if embedded_ready(settings, secrets):
+        return start_embedded_context(settings, secrets)
+    return None
 
 
 def run(args: Namespace) -> int:
@@ -75,7 +93,10 @@ def run(args: Namespace) -> int:
     context: AppContext | None = None
     try:
         if client is None:
-            context = start_context(settings, secrets, demo=False)
+            context = _context(settings, secrets)
+            if context is None:
+                print(NO_SERVICE, file=sys.stderr)
+                return 2
             client = context.verifier
         outcome = verify_reading(client, reading)
     finally:
@@ -83,13 +104,15 @@ def run(args: Namespace) -> int:
             context.close()
         elif client is not None:
             client.close()
+    if outcome.verdict is None:  # not a payslip code: no verdict, nothing was sent
+        print(f"{outcome.reason}: {outcome.explanation}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(outcome.as_json(), indent=2, ensure_ascii=False))
     else:
         print_summary(outcome, sys.stdout)
     status = exit_status(outcome)
-    if status == 2:
-        code = outcome.code or "NO_CODE_FOUND"
+    if status != 0 and outcome.code:
         rid = f" (request id {outcome.request_id})" if outcome.request_id else ""
-        print(f"{code}: {error_message(code)}{rid}", file=sys.stderr)
+        print(f"{outcome.code}: {outcome.meaning.words}{rid}", file=sys.stderr)
     return status

@@ -15,10 +15,30 @@ from app.api_client import ApiClient
 from app.settings import SecretStore, Settings
 from service.config import default_data_dir
 from service.demo import DemoInstance
+from service.instance import is_initialised
 from service.server import Running, ensure_instance, start, start_demo
 
 log = logging.getLogger("app.context")
 DESK_NAME = "This desk (embedded)"
+
+VERIFY_DEADLINE = 4.0
+"""Seconds one verification may take in all (token, retries, backoff) before CANNOT VERIFY: the
+person at the desk hears "try again" within 5 s, not after 20 (issue 9)."""
+VERIFY_CONNECT_TIMEOUT = 1.5
+"""A reachable service accepts a connection in milliseconds; a dead host never does."""
+
+
+def verifier_client(auth_url: str, client_id: str, secret: str, verifier_url: str) -> ApiClient:
+    """The desk's verifier client: short connect timeout and one short overall deadline."""
+    return ApiClient(
+        auth_url,
+        client_id,
+        secret,
+        verifier_url=verifier_url,
+        timeout=VERIFY_DEADLINE,
+        connect_timeout=VERIFY_CONNECT_TIMEOUT,
+        deadline=VERIFY_DEADLINE,
+    )
 
 
 @dataclass
@@ -68,7 +88,9 @@ def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
     return AppContext(
         settings=settings,
         secrets=secrets,
-        verifier=_client(url, demo.verifier["client_id"], demo.verifier["client_secret"]),
+        verifier=verifier_client(
+            url, demo.verifier["client_id"], demo.verifier["client_secret"], url
+        ),
         service=running,
         admin=admin,
         issuer=_client(url, demo.issuer["client_id"], demo.issuer["client_secret"]),
@@ -77,11 +99,23 @@ def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
     )
 
 
+def _embedded_dir(settings: Settings) -> Path:
+    return Path(settings.data_dir) if settings.data_dir else default_data_dir()
+
+
+def embedded_ready(settings: Settings, secrets: SecretStore) -> bool:
+    """True when this computer's embedded instance exists and has a desk verifier already, so
+    starting it creates nothing (``app verify`` must never initialise an empty instance)."""
+    directory = _embedded_dir(settings)
+    slot = f"instance:{directory.resolve()}"
+    return is_initialised(directory) and bool(secrets.get(f"{slot}:verifier_id"))
+
+
 def start_embedded_context(
     settings: Settings, secrets: SecretStore, data_dir: Path | None = None
 ) -> AppContext:
     """The desk's own instance in its data directory, initialised on first run."""
-    directory = data_dir or (Path(settings.data_dir) if settings.data_dir else default_data_dir())
+    directory = data_dir or _embedded_dir(settings)
     slot = f"instance:{directory.resolve()}"
     created = ensure_instance(directory)
     if created is not None:
@@ -111,7 +145,7 @@ def start_embedded_context(
         return AppContext(
             settings=settings,
             secrets=secrets,
-            verifier=_client(url, verifier_id, verifier_secret),
+            verifier=verifier_client(url, verifier_id, verifier_secret, url),
             service=running,
             admin=admin,
         )
@@ -122,12 +156,11 @@ def start_embedded_context(
 
 def start_remote_context(settings: Settings, secrets: SecretStore) -> AppContext:
     secret = secrets.get(f"remote:{settings.client_id}") or ""
-    client = ApiClient(
+    client = verifier_client(
         settings.auth_url or settings.verifier_url,
         settings.client_id,
         secret,
-        verifier_url=settings.verifier_url,
-        deadline=20.0,
+        settings.verifier_url,
     )
     return AppContext(settings=settings, secrets=secrets, verifier=client)
 

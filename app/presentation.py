@@ -5,43 +5,11 @@ Qt-free so the CLI summary and the result card say exactly the same thing.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-ERROR_MESSAGES: dict[str, str] = {
-    "DECRYPTION_FAILED": (
-        "This code has been altered or was not issued by a registered payroll provider."
-    ),
-    "SERVICE_REFERENCE_NOT_FOUND": (
-        "No payslip is registered under this code. It may be forged, or from another service."
-    ),
-    "VALIDATION_FAILED": "This is not a payslip verification code, or it was damaged.",
-    "KEY_VERSION_UNAVAILABLE": (
-        "The payroll provider has withdrawn the key for this payslip, so it can no longer be "
-        "checked. Ask the employee for a newer payslip."
-    ),
-    "UNAUTHORIZED": "This desk's credentials were refused by the service. Check the settings.",
-    "FORBIDDEN": "This desk is not allowed to verify payslips. Check its credentials.",
-    "RATE_LIMITED": "The service is busy. Trying again shortly.",
-    "SERVICE_UNAVAILABLE": "The service is temporarily unavailable. Trying again shortly.",
-    "SERVICE_UNREACHABLE": "The verification service cannot be reached. Check the connection.",
-    "PAYLOAD_TOO_LARGE": "This code is too large to be a payslip code.",
-    "UNSUPPORTED_MEDIA_TYPE": "The app and the service disagree on the protocol. Update the app.",
-    "INTERNAL_ERROR": "The service had an internal problem. Try again, or contact support.",
-    "INVALID_RESPONSE": "The service sent an answer the app does not understand. Contact support.",
-    "HTTP_ERROR": "The service refused the request. Check the service address in Settings.",
-    "NOT_FOUND": "The service address in Settings does not point at a verification service.",
-    "METHOD_NOT_ALLOWED": (
-        "The service address in Settings does not point at a verification service."
-    ),
-    "NO_CODE_FOUND": "No payslip code was found. Hold the code flat and well lit, or load the PDF.",
-    "INPUT_UNREADABLE": "This file could not be read.",
-    "CONFLICTING_CODES": (
-        "The PDF's hidden payslip data and the printed code name different payslips. "
-        "The document has been tampered with."
-    ),
-}
+from app.verdicts import plain_words
 
 _MINOR_UNITS = {
     "JPY": 0,
@@ -75,7 +43,8 @@ _SYMBOLS = {
 
 
 def error_message(code: str | None) -> str:
-    return ERROR_MESSAGES.get(code or "", "Something went wrong while verifying this code.")
+    """Plain words for an error code, from the one table in :mod:`app.verdicts`."""
+    return plain_words(code)
 
 
 def money(value: Any, currency: str, *, cents: bool) -> str:
@@ -102,12 +71,31 @@ def long_date(value: Any) -> str:
 
 
 def timestamp(value: Any) -> str:
-    text = str(value)
-    return text.replace("T", " ").replace("Z", " UTC") if text else ""
+    """A service time (UTC, ISO 8601) as this computer's local time, to the minute."""
+    text = str(value or "")
+    if not text:
+        return ""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone().strftime("%-d %b %Y %H:%M")
+
+
+def format_abn(value: str) -> str | None:
+    """An 11-digit Australian Business Number grouped as printed (``51 824 753 556``), else None."""
+    digits = "".join(c for c in value if c.isdigit())
+    if len(digits) != 11 or any(c not in "0123456789 " for c in value.strip()):
+        return None
+    return f"{digits[:2]} {digits[2:5]} {digits[5:8]} {digits[8:]}"
 
 
 def mask_account(value: str) -> str:
-    """All but the last 3 digits hidden, so a screen glance or a photo leaks little."""
+    """All but the last 3 digits hidden, so a screen glance or a photo leaks little.
+
+    Used for bank accounts and IRD (tax) numbers alike."""
     digits = [c for c in value if c.isalnum()]
     if len(digits) <= 3:
         return value
@@ -219,9 +207,16 @@ EMPLOYEE_LABELS: dict[str, str] = {
 }
 
 
+MASKED_FIELDS = frozenset({"account_number", "ird_number"})
+"""Shown masked until the operator reveals them: a bank account and a tax number."""
+
+
 def employee_lines(employee: dict[str, str], reveal: bool) -> list[tuple[str, str]]:
     lines = []
     for key, value in employee.items():
-        shown = value if reveal or key != "account_number" else mask_account(value)
-        lines.append((EMPLOYEE_LABELS.get(key, humanise(key)), shown))
+        label = EMPLOYEE_LABELS.get(key, humanise(key))
+        shown = value if reveal or key not in MASKED_FIELDS else mask_account(value)
+        if key in {"employer_identity", "employer_abn"} and (abn := format_abn(value)):
+            label, shown = "Employer ABN", abn
+        lines.append((label, shown))
     return lines

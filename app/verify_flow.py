@@ -1,5 +1,9 @@
 """From an input reading to a verdict: the one verification pipeline the GUI and the CLI share.
 
+Every outcome carries a *reason*, a key of the one table in :mod:`app.verdicts`, which decides
+its verdict and its plain words. Texts that are not payslip codes are refused here, before
+anything is sent: a typo or a stray QR code gets no verdict (``state == "no_code"``).
+
 A PDF whose metadata and printed QR name different records is verified twice and reported as
 not verified (PROTOCOL §3), whatever each half says on its own.
 """
@@ -11,23 +15,25 @@ from typing import Any, Literal, Protocol
 
 from app.api_errors import ApiError
 from app.inputs.reading import InputReading
-from app.presentation import error_message
+from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, Verdict, meaning_of
+from service.protocol.barcode_text import MAX_BARCODE_CHARS, BarcodeTextError, parse_barcode
 
-State = Literal["verified", "not_verified", "error"]
-
-_NOT_GENUINE = frozenset(
-    {
-        "DECRYPTION_FAILED",
-        "SERVICE_REFERENCE_NOT_FOUND",
-        "KEY_VERSION_UNAVAILABLE",
-        "VALIDATION_FAILED",
-    }
-)
-"""Codes that say something about the document itself, not about the desk or the network."""
+State = Literal["verified", "not_verified", "cannot_verify", "no_code"]
 
 
 class Verifier(Protocol):
     def verify_payload(self, barcode: str) -> dict[str, Any]: ...
+
+
+def is_payslip_code(text: str) -> bool:
+    """True when ``text`` is one of the barcode forms of PROTOCOL §3 (checked locally)."""
+    if not text.strip() or len(text) > MAX_BARCODE_CHARS:
+        return False
+    try:
+        parse_barcode(text)
+    except BarcodeTextError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -42,11 +48,47 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Outcome:
-    state: State
-    headline: str
-    explanation: str
+    """How one check ended. ``reason`` is a key of :data:`app.verdicts.MEANINGS`, or of
+    :data:`app.verdicts.INPUT_PROBLEMS` when there is no verdict (``detail`` may then say more,
+    e.g. which file could not be read)."""
+
+    reason: str
     attempts: list[Attempt] = field(default_factory=list)
     disagreement: bool = False
+    detail: str | None = None
+
+    @property
+    def state(self) -> State:
+        if self.reason in INPUT_PROBLEMS:
+            return "no_code"
+        return self.meaning.verdict
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return None if self.reason in INPUT_PROBLEMS else self.meaning.verdict
+
+    @property
+    def meaning(self) -> Meaning:
+        return meaning_of(self.reason)
+
+    @property
+    def headline(self) -> str:
+        return "NOT A PAYSLIP CODE" if self.verdict is None else self.meaning.headline
+
+    @property
+    def explanation(self) -> str:
+        if self.verdict is None:
+            return self.detail or INPUT_PROBLEMS[self.reason]
+        return self.meaning.words
+
+    @property
+    def instruction(self) -> str:
+        return "" if self.verdict is None else self.meaning.instruction
+
+    @property
+    def exit_status(self) -> int:
+        """``python -m app verify``: 0 verified, 1 not verified, 2 cannot verify or bad input."""
+        return 2 if self.verdict is None else EXIT_STATUS[self.verdict]
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -55,6 +97,7 @@ class Outcome:
 
     @property
     def code(self) -> str | None:
+        """The first error code the service (or the client) reported, if any."""
         return next((a.code for a in self.attempts if a.code), None)
 
     @property
@@ -62,16 +105,23 @@ class Outcome:
         return next((a.request_id for a in self.attempts if a.request_id), None)
 
     def as_json(self) -> dict[str, Any]:
-        """The CLI's --json output: the result itself, or every result for a disagreeing PDF."""
+        """The CLI's --json output: the result itself (plus the verdict), or every result for a
+        disagreeing PDF, or the code and the verdict when the check failed."""
+        verdict = self.meaning.headline if self.verdict else None
         if self.disagreement:
             return {
                 "verified": False,
+                "verdict": verdict,
                 "reason": "CONFLICTING_CODES",
                 "results": [a.result if a.result else {"code": a.code} for a in self.attempts],
             }
         if self.result is not None:
-            return self.result
-        return {"code": self.code, "request_id": self.request_id}
+            return {**self.result, "verdict": verdict}
+        return {
+            "verdict": verdict,
+            "code": self.code or self.reason,
+            "request_id": self.request_id,
+        }
 
 
 def attempt(client: Verifier, payload: str) -> Attempt:
@@ -81,33 +131,32 @@ def attempt(client: Verifier, payload: str) -> Attempt:
         return Attempt(code=exc.code, request_id=exc.request_id, detail=exc.message)
 
 
-def verify_payloads(client: Verifier, payloads: list[str], disagreement: bool = False) -> Outcome:
-    if not payloads:
-        return Outcome("error", "NO CODE FOUND", error_message("NO_CODE_FOUND"))
-    attempts = [attempt(client, p) for p in payloads]
-    if disagreement:
-        return Outcome(
-            "not_verified",
-            "NOT VERIFIED",
-            error_message("CONFLICTING_CODES"),
-            attempts,
-            disagreement=True,
-        )
-    first = attempts[0]
+def reason_of(first: Attempt) -> str:
+    """The table key for one service answer."""
     if first.result is None:
-        if first.code in _NOT_GENUINE:
-            return Outcome("not_verified", "NOT VERIFIED", error_message(first.code), attempts)
-        return Outcome("error", "CANNOT VERIFY", error_message(first.code), attempts)
-    if first.result.get("verified"):
-        return Outcome(
-            "verified", "VERIFIED", "This payslip matches its registered record.", attempts
-        )
-    return Outcome(
-        "not_verified",
-        "NOT VERIFIED",
-        "The payroll provider has revoked this payslip. Ask the employee for the current one.",
-        attempts,
-    )
+        return first.code or "API_ERROR"
+    return "VERIFIED" if first.result.get("verified") else "REVOKED"
+
+
+def refusal(reading: InputReading) -> Outcome | None:
+    """The no-verdict outcome for a reading with no payslip code in it, else None."""
+    if not reading.payloads:
+        return Outcome("NO_CODE_FOUND")
+    if not any(is_payslip_code(p) for p in reading.payloads):
+        return Outcome("NOT_A_PAYSLIP_CODE")
+    return None
+
+
+def verify_payloads(client: Verifier, payloads: list[str], disagreement: bool = False) -> Outcome:
+    """Verify the payslip codes among ``payloads``; texts that are none are never sent."""
+    refused = refusal(InputReading(kind="text", payloads=payloads))
+    if refused is not None:
+        return refused
+    codes = [p for p in payloads if is_payslip_code(p)]
+    attempts = [attempt(client, p) for p in codes]
+    if disagreement:
+        return Outcome("CONFLICTING_CODES", attempts, disagreement=True)
+    return Outcome(reason_of(attempts[0]), attempts)
 
 
 def verify_reading(client: Verifier, reading: InputReading) -> Outcome:

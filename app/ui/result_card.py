@@ -1,11 +1,17 @@
-"""The result card: one verdict a front-desk worker reads at a glance, then the payslip below it.
+"""The result card: the verdict *is* the screen; everything else sits below it, folded.
 
-The banner says VERIFIED, NOT VERIFIED or CANNOT VERIFY with colour, icon and words together.
-Below it the payslip reads the way a person reads a payslip (who paid, for when, how much), then
-the pay lines as a table, then the employee with the bank account masked until the operator
-asks to see it. Errors are explained in plain words by their code, with the request id for
-support. Every label is plain text: payslip fields come from an issuer and must never be able to
-inject markup into the screen.
+The verdict panel takes at least half of the visible height (the verify screen tells it how much
+there is, :meth:`ResultCard.set_available_height`) and says VERIFIED, NOT VERIFIED or CANNOT
+VERIFY with colour, icon and words together, plus one instruction. A VERIFIED panel also holds
+what the person at the desk compares with the paper: the employee's name, the net pay, the
+payment date and the issuer. A NOT VERIFIED panel holds the reason and, when known, the issuer's
+name, and nothing else: no payslip figures and no employee data anywhere on the card, so a
+revoked or forged payslip can never look like a valid one. CANNOT VERIFY has "Try again".
+
+Below the panel: for VERIFIED the payslip and the employee (bank account and IRD number masked
+until revealed), collapsible; for every verdict a collapsed "Details for support" with the codes,
+request ids, references and times (local, to the minute), copyable. Every label is plain text:
+payslip fields come from an issuer and must never be able to inject markup into the screen.
 
 Nothing shown here is logged or written anywhere; :meth:`ResultCard.clear` drops the widgets that
 held it.
@@ -16,9 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QBoxLayout,
     QFrame,
     QGridLayout,
     QHBoxLayout,
@@ -32,23 +37,31 @@ from PySide6.QtWidgets import (
 
 from app.presentation import (
     employee_lines,
-    error_message,
     line_items,
+    long_date,
     summary_lines,
     timestamp,
 )
-from app.ui.style import Tone, banner_stylesheet, status_icon, type_scale
+from app.ui.style import PALETTES, Tone, status_icon, type_scale
+from app.verdicts import meaning_of
 from app.verify_flow import Attempt, Outcome
 
-RETRYABLE_CODES = frozenset(
-    {"SERVICE_UNREACHABLE", "SERVICE_UNAVAILABLE", "RATE_LIMITED", "INTERNAL_ERROR"}
-)
-"""Codes that say nothing about the payslip: the same code may well verify a moment later."""
-
-UNREACHABLE_TEXT = "Service unreachable — retrying"
-NARROW_WIDTH = 860
-"""Below this width (scaled for kiosk type) the card's columns stack vertically."""
+SLOW_TEXT = "The service is slow to answer"
+VERDICT_SHARE = 0.55
+"""Share of the visible height the verdict panel takes (at least half, issue 9)."""
+ANOTHER_CODE_HINT = "Another code is in view: press Next to check it"
 _KEY_LINES = frozenset({"Net pay"})
+_TONES: dict[str, Tone] = {
+    "verified": "verified",
+    "not_verified": "not_verified",
+    "cannot_verify": "error",
+}
+_ICON_NAMES: dict[Tone, str] = {
+    "verified": "Verified",
+    "not_verified": "Not verified",
+    "error": "Warning",
+    "pending": "Working",
+}
 
 
 def plain_label(text: str, name: str = "", *, wrap: bool = False) -> QLabel:
@@ -75,60 +88,145 @@ def _clear_layout(layout: QLayout) -> None:
             _clear_layout(child)
 
 
+def _panel_stylesheet(tone: Tone, scale: float) -> str:
+    def pt(size: float) -> str:
+        return f"{round(size * scale)}pt"
+
+    return f"""
+    QFrame#banner {{ background: {PALETTES[tone].strong}; border-radius: 14px; }}
+    QFrame#banner QLabel {{ color: white; background: transparent; }}
+    QLabel#bannerHeadline {{ font-size: {pt(34)}; font-weight: 800; letter-spacing: 1px; }}
+    QLabel#bannerInstruction {{ font-size: {pt(19)}; font-weight: 700; }}
+    QLabel#bannerText {{ font-size: {pt(13)}; }}
+    QLabel#factLabel {{ font-size: {pt(10.5)}; font-weight: 600; }}
+    QLabel#factValue {{ font-size: {pt(19)}; font-weight: 700; }}
+    QLabel#bannerHint {{ font-size: {pt(11)}; font-weight: 600; background: rgba(0,0,0,0.22);
+        border-radius: 6px; padding: 4px 10px; }}
+    QLabel#countdown {{ font-size: {pt(10.5)}; }}
+    QFrame#facts {{ background: rgba(255,255,255,0.12); border-radius: 10px; }}
+    QPushButton#bannerButton, QPushButton#retryButton {{ font-size: {pt(13)}; padding: 8px 18px;
+        border-radius: 8px; font-weight: 700; }}
+    QPushButton#bannerButton {{ background: rgba(255,255,255,0.16); color: white;
+        border: 1px solid rgba(255,255,255,0.8); }}
+    QPushButton#bannerButton:focus {{ border: 3px solid white; padding: 6px 16px; }}
+    QPushButton#retryButton {{ background: white; color: {PALETTES[tone].strong};
+        border: 2px solid white; }}
+    QPushButton#retryButton:focus {{ border: 3px solid #0b2f52; padding: 7px 17px; }}
+    """
+
+
 class Banner(QFrame):
-    """The coloured verdict strip: icon, headline, one-sentence explanation, countdown, Next.
+    """The verdict panel: icon, headline, one instruction, the reason, key facts, buttons.
 
     Signals:
-        next_clicked(): the operator pressed Next.
+        next_clicked(): the operator pressed Next (or Cancel while checking).
+        retry_clicked(): the operator pressed Try again (CANNOT VERIFY only).
     """
 
     next_clicked = Signal()
+    retry_clicked = Signal()
 
     def __init__(self, kiosk: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("banner")
-        self._icon_size = round(56 * type_scale(kiosk))
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(20, 16, 16, 16)
-        layout.setSpacing(16)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self._kiosk = kiosk
+        self._tone: Tone = "pending"
+        self._scale = type_scale(kiosk)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(28, 22, 24, 20)
+        outer.setSpacing(10)
+
+        top = QHBoxLayout()
+        top.setSpacing(20)
         self.icon = QLabel()
-        self.icon.setFixedSize(self._icon_size, self._icon_size)
-        self.icon.setAlignment(Qt.AlignmentFlag.AlignTop)
-        layout.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
+        self.icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        top.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignVCenter)
         words = QVBoxLayout()
-        words.setSpacing(4)
+        words.setSpacing(2)
         self.headline = plain_label("", "bannerHeadline")
-        self.text = plain_label("", "bannerText", wrap=True)
+        self.instruction = plain_label("", "bannerInstruction", wrap=True)
         words.addWidget(self.headline)
-        words.addWidget(self.text)
-        layout.addLayout(words, 1)
-        side = QVBoxLayout()
-        side.setSpacing(6)
+        words.addWidget(self.instruction)
+        top.addLayout(words, 1)
+        outer.addLayout(top)
+
+        self.text = plain_label("", "bannerText", wrap=True)
+        outer.addWidget(self.text)
+
+        self.facts = QFrame()
+        self.facts.setObjectName("facts")
+        self.facts.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.facts_grid = QGridLayout(self.facts)
+        self.facts_grid.setContentsMargins(18, 12, 18, 12)
+        self.facts_grid.setHorizontalSpacing(32)
+        self.facts_grid.setVerticalSpacing(0)
+        self.facts.hide()
+        outer.addWidget(self.facts)
+        outer.addStretch(1)
+
+        self.hint = plain_label("", "bannerHint", wrap=True)
+        self.hint.hide()
+        outer.addWidget(self.hint, 0, Qt.AlignmentFlag.AlignLeft)
+
+        bottom = QHBoxLayout()
+        bottom.setSpacing(12)
+        self.retry_button = QPushButton("Try again")
+        self.retry_button.setObjectName("retryButton")
+        self.retry_button.setAutoDefault(True)
+        self.retry_button.setToolTip("Ask the service again about the same payslip")
+        self.retry_button.clicked.connect(self.retry_clicked)
+        self.retry_button.hide()
+        bottom.addWidget(self.retry_button)
+        bottom.addStretch(1)
+        self.countdown = plain_label("", "countdown")
+        bottom.addWidget(self.countdown, 0, Qt.AlignmentFlag.AlignVCenter)
         self.next_button = QPushButton("Next  (Esc)")
         self.next_button.setObjectName("bannerButton")
         self.next_button.setAutoDefault(True)
         self.next_button.setToolTip("Clear this result and verify the next payslip")
         self.next_button.clicked.connect(self.next_clicked)
-        self.countdown = plain_label("", "countdown")
-        self.countdown.setAlignment(Qt.AlignmentFlag.AlignRight)
-        side.addWidget(self.next_button, 0, Qt.AlignmentFlag.AlignRight)
-        side.addWidget(self.countdown, 0, Qt.AlignmentFlag.AlignRight)
-        side.addStretch(1)
-        layout.addLayout(side)
+        bottom.addWidget(self.next_button)
+        outer.addLayout(bottom)
+        self._restyle()
 
-    def show_verdict(self, tone: Tone, headline: str, text: str) -> None:
-        self.setStyleSheet(banner_stylesheet(tone))
-        self.icon.setPixmap(status_icon(tone, self._icon_size))
-        self.icon.setAccessibleName(
-            {
-                "verified": "Verified",
-                "not_verified": "Not verified",
-                "error": "Warning",
-                "pending": "Working",
-            }[tone]
-        )
+    def show_verdict(self, tone: Tone, headline: str, instruction: str, text: str) -> None:
+        self._tone = tone
+        self._restyle()
+        self.icon.setAccessibleName(_ICON_NAMES[tone])
         self.headline.setText(headline)
+        self.instruction.setText(instruction)
+        self.instruction.setVisible(bool(instruction))
         self.text.setText(text)
+        self.text.setVisible(bool(text))
+
+    def set_facts(self, facts: list[tuple[str, str]]) -> None:
+        """Label/value pairs shown large inside the panel, two per row."""
+        _clear_layout(self.facts_grid)
+        for index, (label, value) in enumerate(facts):
+            row, column = divmod(index, 2)
+            head = plain_label(label.upper(), "factLabel")
+            if row:
+                head.setContentsMargins(0, 10, 0, 0)
+            self.facts_grid.addWidget(head, row * 2, column)
+            shown = plain_label(value, "factValue", wrap=True)
+            self.facts_grid.addWidget(shown, row * 2 + 1, column)
+        for column in (0, 1):
+            self.facts_grid.setColumnStretch(column, 1)
+        self.facts.setVisible(bool(facts))
+
+    def set_scale(self, scale: float) -> None:
+        """Type and icon size for the space available (larger on a large screen)."""
+        scale = round(scale, 2)
+        if scale != self._scale:
+            self._scale = scale
+            self._restyle()
+
+    def _restyle(self) -> None:
+        self.setStyleSheet(_panel_stylesheet(self._tone, self._scale))
+        size = round(64 * self._scale)
+        self.icon.setFixedSize(size, size)
+        self.icon.setPixmap(status_icon(self._tone, size))
 
 
 class Section(QFrame):
@@ -168,14 +266,43 @@ class Section(QFrame):
         _clear_layout(self.grid)
 
 
+class Fold(QWidget):
+    """A titled toggle and the widgets it shows or hides (details below the verdict)."""
+
+    def __init__(self, title: str, expanded: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._title = title
+        self.expanded = expanded
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(10)
+        self.toggle = QPushButton()
+        self.toggle.setObjectName("linkButton")
+        self.toggle.setAutoDefault(True)
+        self.toggle.clicked.connect(lambda: self.set_expanded(not self.expanded))
+        layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        self.body = QWidget()
+        self.body_layout = QVBoxLayout(self.body)
+        self.body_layout.setContentsMargins(0, 0, 0, 0)
+        self.body_layout.setSpacing(14)
+        layout.addWidget(self.body)
+        self.set_expanded(expanded)
+
+    def set_expanded(self, expanded: bool) -> None:
+        self.expanded = expanded
+        self.body.setVisible(expanded)
+        self.toggle.setText(f"{'▾' if expanded else '▸'}  {self._title}")
+        self.toggle.setAccessibleName(f"{'Hide' if expanded else 'Show'} {self._title.lower()}")
+
+
 class ResultCard(QWidget):
     """Shows one verification outcome, or the "checking" state while it is on its way.
 
     Signals:
         next_requested(): Next was pressed; the owner clears the card and resumes scanning.
-        retry_requested(): "Try again" was pressed after a network or service problem.
-        shown(str): a final outcome is on screen; carries its state ("verified", "not_verified"
-            or "error"). The latency bench and the tests wait on it.
+        retry_requested(): "Try again" was pressed after CANNOT VERIFY.
+        shown(str): a final outcome is on screen; carries its state ("verified",
+            "not_verified" or "cannot_verify"). The latency bench and the tests wait on it.
     """
 
     next_requested = Signal()
@@ -190,13 +317,19 @@ class ResultCard(QWidget):
         self._employee: dict[str, str] = {}
         self._employee_section: Section | None = None
         self._reveal_button: QPushButton | None = None
-        self._columns: QBoxLayout | None = None
+        self._available = 0
+        self._at_least = 0
+        self.details: Fold | None = None
+        self.support: Fold | None = None
+        self.support_text = ""
+        """The support details as one copyable text (codes, ids, references; no personal data)."""
         self.outcome: Outcome | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(14)
         self.banner = Banner(kiosk)
         self.banner.next_clicked.connect(self.next_requested)
+        self.banner.retry_clicked.connect(self.retry_requested)
         layout.addWidget(self.banner)
         self.body = QVBoxLayout()
         self.body.setSpacing(14)
@@ -210,39 +343,66 @@ class ResultCard(QWidget):
         """The code is on its way to the service; ``slow`` once it has not answered for a while."""
         self._reset()
         self.outcome = None
-        if slow:
-            self.banner.show_verdict(
-                "error",
-                "CHECKING…",
-                f"{UNREACHABLE_TEXT}. The result will appear here as soon as the service answers.",
-            )
-        else:
-            self.banner.show_verdict(
-                "pending", "CHECKING…", "Asking the verification service about this payslip."
-            )
+        self.banner.show_verdict(
+            "pending",
+            "CHECKING…",
+            "Wait for the result.",
+            f"{SLOW_TEXT}. If it does not answer within a few seconds, this says so."
+            if slow
+            else "Asking the verification service about this payslip.",
+        )
+        self.banner.set_facts([])
+        self.banner.retry_button.hide()
         self.banner.countdown.setText("")
         self.banner.show()
 
     def show_outcome(self, outcome: Outcome) -> None:
-        """Render a final outcome: the verdict banner and everything the service returned."""
+        """Render a final outcome: the verdict panel, then the folded details below it."""
+        if outcome.verdict is None:
+            raise ValueError("an input without a payslip code has no verdict to show")
         self._reset()
         self.outcome = outcome
-        tone: Tone = outcome.state
-        self.banner.show_verdict(tone, outcome.headline, outcome.explanation)
-        self.banner.show()
-        if outcome.disagreement:
-            self._add_disagreement(outcome)
-        elif outcome.result is not None:
-            self._add_payslip(outcome.result, revoked=not outcome.result.get("verified"))
+        meaning = outcome.meaning
+        tone = _TONES[outcome.verdict]
+        self.banner.show_verdict(tone, meaning.headline, meaning.instruction, meaning.words)
+        self.banner.retry_button.setVisible(outcome.verdict == "cannot_verify")
+        if outcome.verdict == "verified" and outcome.result is not None:
+            self.banner.set_facts(self._key_facts(outcome.result))
+            self._add_details(outcome.result)
+        elif outcome.verdict == "not_verified":
+            issuers = sorted({n for n in (_issuer_name(a) for a in outcome.attempts) if n})
+            self.banner.set_facts([("Issued by", ", ".join(issuers))] if issuers else [])
         else:
-            self._add_problem(outcome)
+            self.banner.set_facts([])
+        self._add_support(outcome)
+        self.banner.show()
         self._show_new_widgets()
+        self._fit_banner()
         self._relayout()
-        self.shown.emit(outcome.state)
+        self.shown.emit(outcome.verdict)
 
     def set_countdown(self, seconds: int | None) -> None:
         self.banner.countdown.setText("" if seconds is None else f"Clears in {seconds} s")
-        self._relayout()
+
+    def set_hint(self, text: str) -> None:
+        """A small note inside the panel (another code in view); empty hides it."""
+        self.banner.hint.setText(text)
+        self.banner.hint.setVisible(bool(text))
+
+    def set_available_height(self, height: int, at_least: int = 0) -> None:
+        """The visible height the card lives in; the verdict panel takes its share of it, and
+        never less than ``at_least`` pixels."""
+        self._available = max(0, height)
+        self._at_least = max(0, at_least)
+        self._fit_banner()
+
+    def _fit_banner(self) -> None:
+        if self._available <= 0:
+            return
+        scale = type_scale(self.kiosk) * min(2.0, max(1.0, self._available / 560))
+        self.banner.set_scale(scale)
+        share = round(self._available * VERDICT_SHARE)
+        self.banner.setMinimumHeight(min(self._available, max(share, self._at_least)))
 
     def _relayout(self) -> None:
         """Lay out now rather than on the next event loop pass (no half-drawn first frame)."""
@@ -255,9 +415,12 @@ class ResultCard(QWidget):
         self._reset()
         self.outcome = None
         self.banner.hide()
+        self.banner.set_facts([])
         self.banner.headline.setText("")
+        self.banner.instruction.setText("")
         self.banner.text.setText("")
         self.banner.countdown.setText("")
+        self.set_hint("")
 
     def visible_texts(self) -> list[str]:
         """Every text a person can currently read on the card (tests assert on these)."""
@@ -270,14 +433,23 @@ class ResultCard(QWidget):
                 texts.append(button.text())
         return texts
 
+    def all_texts(self) -> list[str]:
+        """Every text the card holds, folded or not (privacy tests assert on these)."""
+        texts = [label.text() for label in self.findChildren(QLabel) if label.text()]
+        texts += [b.text() for b in self.findChildren(QPushButton) if b.text()]
+        return texts + [b.toolTip() for b in self.findChildren(QWidget) if b.toolTip()]
+
     @property
     def revealed(self) -> bool:
         return self._reveal
 
     def toggle_reveal(self) -> None:
-        """Show or hide the full bank account number (masked by default: screens get seen)."""
+        """Show or hide the full bank account and IRD number (masked by default)."""
         self._reveal = not self._reveal
         self._render_employee()
+
+    def copy_support_details(self) -> None:
+        QGuiApplication.clipboard().setText(self.support_text)
 
     # -- building blocks --------------------------------------------------------------------
 
@@ -292,36 +464,38 @@ class ResultCard(QWidget):
             if not widget.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide):
                 widget.show()
 
-    def _columns_layout(self) -> QBoxLayout:
-        """Side by side on a wide screen, one under the other on a narrow one (no sideways
-        scrolling: a front-desk worker must not have to look for half of the payslip)."""
-        row = QBoxLayout(self._column_direction())
-        row.setSpacing(14)
-        self._columns = row
-        return row
-
-    def _column_direction(self) -> QBoxLayout.Direction:
-        narrow = self.width() < NARROW_WIDTH * type_scale(self.kiosk)
-        return QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        if self._columns is not None:
-            self._columns.setDirection(self._column_direction())
-
     def _reset(self) -> None:
-        self._columns = None
         _clear_layout(self.body)
         self._reveal = False
         self._employee = {}
         self._employee_section = None
         self._reveal_button = None
+        self.details = None
+        self.support = None
+        self.support_text = ""
+        self.set_hint("")
 
-    def _add_payslip(self, result: dict[str, Any], *, revoked: bool) -> None:
-        row = self._columns_layout()
+    @staticmethod
+    def _key_facts(result: dict[str, Any]) -> list[tuple[str, str]]:
+        """What the desk compares with the paper, inside the green panel."""
+        lines = dict(summary_lines(result))
+        non_pii = result.get("payslip", {}).get("payslip_non_pii", {}) or {}
+        employee = result.get("employee") or {}
+        name = str(employee.get("employee_name") or employee.get("raw") or "—")
+        return [
+            ("Employee", name),
+            ("Net pay", lines.get("Net pay", "—")),
+            ("Payment date", long_date(non_pii.get("payment_date", "")) or "—"),
+            ("Issued by", lines.get("Issuer") or "—"),
+        ]
+
+    def _add_details(self, result: dict[str, Any]) -> None:
+        fold = Fold("Payslip details", expanded=not self.kiosk)
+        row = QHBoxLayout()
+        row.setSpacing(14)
         left = QVBoxLayout()
         left.setSpacing(14)
-        payslip = Section("Payslip (revoked)" if revoked else "Payslip")
+        payslip = Section("Payslip")
         payslip.add_pairs(summary_lines(result), emphasise=_KEY_LINES)
         left.addWidget(payslip)
         non_pii = result.get("payslip", {}).get("payslip_non_pii", {})
@@ -338,21 +512,22 @@ class ResultCard(QWidget):
         )
         if self._employee:
             section = Section("Employee")
-            if "account_number" in self._employee:
-                button = QPushButton("Reveal account")
+            if {"account_number", "ird_number"} & set(self._employee):
+                button = QPushButton("Reveal numbers")
                 button.setObjectName("linkButton")
                 button.setAutoDefault(True)
-                button.setToolTip("Show the full bank account number until this result clears")
+                button.setToolTip("Show the full bank account and IRD number until this clears")
                 button.clicked.connect(self.toggle_reveal)
                 section.head.addWidget(button)
                 self._reveal_button = button
             self._employee_section = section
             self._render_employee()
             right.addWidget(section)
-        right.addWidget(self._record_section(result))
         right.addStretch(1)
         row.addLayout(right, 2)
-        self.body.addLayout(row)
+        fold.body_layout.addLayout(row)
+        self.details = fold
+        self.body.addWidget(fold)
 
     def _render_employee(self) -> None:
         section = self._employee_section
@@ -362,20 +537,7 @@ class ResultCard(QWidget):
         section.add_pairs(employee_lines(self._employee, reveal=self._reveal))
         self._show_new_widgets()
         if self._reveal_button is not None:
-            self._reveal_button.setText("Hide account" if self._reveal else "Reveal account")
-
-    def _record_section(self, result: dict[str, Any]) -> Section:
-        section = Section("Record")
-        payslip = result.get("payslip", {})
-        pairs = [("Reference", str(result.get("service_reference", "")))]
-        if payslip.get("status"):
-            pairs.append(("Status", str(payslip["status"]).capitalize()))
-        if payslip.get("issued_at"):
-            pairs.append(("Issued", timestamp(payslip["issued_at"])))
-        if result.get("decrypted_at"):
-            pairs.append(("Checked", timestamp(result["decrypted_at"])))
-        section.add_pairs(pairs)
-        return section
+            self._reveal_button.setText("Hide numbers" if self._reveal else "Reveal numbers")
 
     def _items_section(self, items: list[tuple[str, str, str, str]]) -> Section:
         section = Section("Pay lines")
@@ -402,94 +564,59 @@ class ResultCard(QWidget):
         grid.setColumnStretch(1, 0)
         return section
 
-    def _add_problem(self, outcome: Outcome) -> None:
-        section = Section("What this means")
-        code = outcome.code
-        pairs: list[tuple[str, str]] = []
-        if code:
-            pairs.append(("Code", code))
-        if outcome.request_id:
-            pairs.append(("Request id", outcome.request_id))
-        text = plain_label(self._advice(outcome), wrap=True)
-        section.outer.insertWidget(1, text)
-        if pairs:
-            section.add_pairs(pairs)
-        if outcome.request_id:
-            section.outer.addWidget(
-                plain_label("Quote the request id if you contact support.", "footnote", wrap=True)
-            )
-        if outcome.state == "error" and code in RETRYABLE_CODES:
-            button = QPushButton("Try again")
-            button.setObjectName("primary")
-            button.setAutoDefault(True)
-            button.clicked.connect(self.retry_requested)
-            section.outer.addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
-        self.body.addWidget(section)
+    def _add_support(self, outcome: Outcome) -> None:
+        """Codes, request ids, references and times, folded: for a support call, not the desk."""
+        pairs = _support_pairs(outcome)
+        fold = Fold("Details for support", expanded=False)
+        section = Section("Details for support")
+        section.add_pairs(pairs)
+        for label in section.findChildren(QLabel):
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        copy = QPushButton("Copy")
+        copy.setObjectName("linkButton")
+        copy.setAutoDefault(True)
+        copy.setToolTip("Copy these details (no personal data) to paste into a support request")
+        copy.clicked.connect(self.copy_support_details)
+        section.head.addWidget(copy)
+        fold.body_layout.addWidget(section)
+        section.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.support_text = "\n".join(f"{k}: {v}" for k, v in pairs)
+        self.support = fold
+        self.body.addWidget(fold)
 
-    @staticmethod
-    def _advice(outcome: Outcome) -> str:
-        code = outcome.code
-        if outcome.state == "not_verified":
-            return (
-                "Do not accept this payslip as proof. Ask the employee for the original "
-                "document or a newly issued payslip."
-            )
-        if code in RETRYABLE_CODES:
-            return (
-                "This says nothing about the payslip itself. The service will be asked again "
-                "when you press Try again or scan the code again."
-            )
-        if code in {"UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "METHOD_NOT_ALLOWED"}:
-            return "This desk is not set up correctly. An operator can fix it in Settings."
-        if code is None:
-            return "Nothing was sent to the service."
-        return error_message(code)
 
-    def _add_disagreement(self, outcome: Outcome) -> None:
-        intro = plain_label(
-            "The PDF carries hidden payslip data and a printed QR code. They should name the "
-            "same payslip but do not, so someone has changed the document. Both were checked:",
-            wrap=True,
-        )
-        self.body.addWidget(intro)
-        row = self._columns_layout()
-        for index, attempt in enumerate(outcome.attempts):
-            title = "Hidden data in the PDF" if index == 0 else "Printed QR code on the page"
-            row.addWidget(self._attempt_panel(title, attempt), 1)
-        self.body.addLayout(row)
+def _issuer_name(attempt: Attempt) -> str:
+    if attempt.result is None:
+        return ""
+    return str(attempt.result.get("payslip", {}).get("issuer", {}).get("name", "") or "")
 
-    def _attempt_panel(self, title: str, attempt: Attempt) -> Section:
-        section = Section(title)
-        if attempt.result is not None:
-            verified = bool(attempt.result.get("verified"))
-            tone: Tone = "verified" if verified else "not_verified"
-            verdict = (
-                "Names a registered payslip"
-                if verified
-                else "Names a payslip that has been revoked"
-            )
-        else:
-            tone = "not_verified" if attempt.code not in RETRYABLE_CODES else "error"
-            verdict = error_message(attempt.code)
-        head = QHBoxLayout()
-        icon = QLabel()
-        icon.setPixmap(status_icon(tone, round(22 * type_scale(self.kiosk)), on_colour=False))
-        head.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
-        head.addWidget(plain_label(verdict, "fieldValue", wrap=True), 1)
-        section.outer.insertLayout(1, head)
+
+def _support_pairs(outcome: Outcome) -> list[tuple[str, str]]:
+    """Label/value rows for support: never a name, an amount or an account."""
+    pairs: list[tuple[str, str]] = [("Outcome", f"{outcome.headline} ({outcome.reason})")]
+    several = len(outcome.attempts) > 1
+    for index, attempt in enumerate(outcome.attempts):
+        part = ("PDF metadata " if index == 0 else "Printed code ") if several else ""
         if attempt.result is not None:
             result = attempt.result
-            pairs = summary_lines(result)
-            pairs = [p for p in pairs if p[0] in {"Issuer", "Pay period", "Net pay"}]
-            employee = result.get("employee") or {}
-            if isinstance(employee, dict) and employee.get("employee_name"):
-                pairs.append(("Employee", str(employee["employee_name"])))
-            pairs.append(("Reference", str(result.get("service_reference", ""))))
-            section.add_pairs(pairs, emphasise=_KEY_LINES)
+            payslip = result.get("payslip", {})
+            pairs.append((f"{part}Reference", str(result.get("service_reference", ""))))
+            if several:
+                state = "verified" if result.get("verified") else "revoked"
+                pairs.append((f"{part}Answer", state))
+            if payslip.get("schema"):
+                pairs.append((f"{part}Schema", str(payslip["schema"])))
+            if payslip.get("issued_at"):
+                pairs.append((f"{part}Issued", timestamp(payslip["issued_at"])))
+            if payslip.get("revoked_at"):
+                pairs.append((f"{part}Revoked", timestamp(payslip["revoked_at"])))
+            if result.get("decrypted_at"):
+                pairs.append((f"{part}Checked", timestamp(result["decrypted_at"])))
         else:
-            pairs = [("Code", attempt.code or "")]
+            code = attempt.code or "-"
+            pairs.append((f"{part}Code", code))
+            if several:
+                pairs.append((f"{part}Meaning", meaning_of(code).words))
             if attempt.request_id:
-                pairs.append(("Request id", attempt.request_id))
-            section.add_pairs(pairs)
-        section.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
-        return section
+                pairs.append((f"{part}Request id", attempt.request_id))
+    return pairs

@@ -78,6 +78,12 @@ def screen_stylesheet(kiosk: bool) -> str:
         border: 1px solid {PALETTES["error"].strong}; color: {PALETTES["error"].strong};
         font-weight: 600; }}
     QFrame#panel QLabel#preview {{ background: #20262e; color: #cfd6df; border-radius: 8px; }}
+    QLabel#serviceStatus {{ color: {PALETTES["verified"].strong}; font-weight: 600;
+        padding: 6px 4px; }}
+    QLabel#serviceStatus[problem="true"] {{ color: {PALETTES["not_verified"].strong}; }}
+    QLabel#inputNotice {{ padding: 8px 10px; border-radius: 6px; font-weight: 600;
+        background: {PALETTES["error"].tint}; border: 1px solid {PALETTES["error"].strong};
+        color: {PALETTES["error"].strong}; }}
     QLabel#fieldLabel {{ color: {MUTED}; }}
     QLabel#fieldValue {{ font-weight: 600; }}
     QLabel#keyValue {{ font-weight: 700; font-size: {pt(14)}; }}

@@ -8,9 +8,18 @@ scanner support). Reading files and calling the service run on the :class:`TaskR
 the GUI thread; each request carries a generation number so a result that arrives after the
 operator moved on (Next, Esc, a newer scan) is dropped instead of popping up over the next person.
 
-Privacy: a result stays on screen for ``settings.idle_timeout`` seconds (countdown on the card)
-or until Next/Esc, then every widget that held it is deleted and the camera may accept the same
-code again. Only outcome states, error codes and request ids are logged.
+A result holds: it stays on screen for ``settings.idle_timeout`` seconds (countdown on the card)
+or until Next/Esc, whatever the camera sees meanwhile. Camera reads while a result is shown or
+being checked are ignored (the card says another code is in view), so a verdict never changes
+behind the operator's back and a camera that keeps seeing the code cannot restart the wait. Only
+a deliberate act (a drop, Try again, Next) starts a new check. Then every widget that held the
+result is deleted and the camera may accept the same code again. Only outcome states, error codes
+and request ids are logged.
+
+Fail fast: a verification that gets no answer ends in CANNOT VERIFY within
+:data:`~app.context.VERIFY_DEADLINE` seconds (the API client's deadline, backed by a watchdog
+here), and a light health poll shows whether the service is reachable before anyone scans.
+Text that is not a payslip code is refused here, locally: nothing is sent and no verdict shown.
 
 Kiosk mode: larger type, verify only, no file dialogs (they open the file system to whoever
 stands at the kiosk), settings behind the operator PIN, fully keyboard operable: the code field
@@ -52,22 +61,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.context import AppContext
+from app.context import VERIFY_DEADLINE, AppContext
 from app.inputs.reading import InputError, InputReading, read_image_file, read_pdf
-from app.presentation import error_message
 from app.scan.decoders import decoder_chain
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener, opencv_opener
 from app.ui.pin_dialog import PinGuard, ask_pin
-from app.ui.result_card import ResultCard, plain_label
+from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard, plain_label
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.style import screen_stylesheet
 from app.ui.tasks import TaskRunner
-from app.verify_flow import Outcome, verify_reading
+from app.verify_flow import Attempt, Outcome, is_payslip_code, refusal, verify_reading
 
 log = logging.getLogger("app.verify")
 
 SLOW_MS = 1500
-"""After this long without an answer the card says the service is being retried."""
+"""After this long without an answer the card says the service is slow."""
+WATCHDOG_MS = round(VERIFY_DEADLINE * 1000) + 700
+"""The latest a verification may end: past it the card says CANNOT VERIFY whatever the worker
+thread is still doing (its late answer is dropped). Under the 5 s the desk was promised."""
+HEALTH_MS = 10_000
+"""How often the screen asks the service's /healthz (one short GET, no auth)."""
 CAMERA_HINT = "Hold the payslip's QR code inside the frame"
 _PDF_MAGIC = b"%PDF-"
 
@@ -127,14 +140,23 @@ class VerifyScreen(QWidget):
     (a scripted or recorded camera); by default the camera comes from ``settings.camera``.
 
     Signals:
-        result_shown(str): a final outcome is on the card ("verified", "not_verified", "error").
+        result_shown(str): a verdict is on the card ("verified", "not_verified",
+            "cannot_verify").
         result_cleared(): the card was cleared (Next, Esc or the idle timeout).
+        input_refused(str): an input got no verdict and nothing was sent; carries the reason
+            ("NOT_A_PAYSLIP_CODE", "NO_CODE_FOUND", "INPUT_UNREADABLE").
         camera_state(str): "ready" or "lost" when the camera opens or disappears.
+        service_state(str): "connected" or "unreachable", from the health poll and from
+            verifications.
+        verification_started(): a code is on its way to the service (tests count these).
     """
 
     result_shown = Signal(str)
     result_cleared = Signal()
+    input_refused = Signal(str)
     camera_state = Signal(str)
+    service_state = Signal(str)
+    verification_started = Signal()
 
     def __init__(
         self,
@@ -186,6 +208,13 @@ class VerifyScreen(QWidget):
         self._slow.setSingleShot(True)
         self._slow.setInterval(SLOW_MS)
         self._slow.timeout.connect(self._still_waiting)
+        self._watchdog = QTimer(self)
+        self._watchdog.setSingleShot(True)
+        self._watchdog.timeout.connect(self._give_up)
+        self._health = QTimer(self)
+        self._health.setInterval(HEALTH_MS)
+        self._health.timeout.connect(self.poll_health)
+        self._health_busy = False
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.clear_result)
@@ -198,14 +227,12 @@ class VerifyScreen(QWidget):
         words = QVBoxLayout()
         words.setSpacing(2)
         words.addWidget(plain_label("Verify a payslip", "screenTitle"))
-        words.addWidget(
-            plain_label(
-                "Scan its QR code, drop the PDF or a photo, or paste the code text.",
-                "screenSubtitle",
-                wrap=True,
-            )
-        )
+        self.subtitle = plain_label(self._subtitle_text(), "screenSubtitle", wrap=True)
+        words.addWidget(self.subtitle)
         header.addLayout(words, 1)
+        self.service_status = plain_label("Service: checking…", "serviceStatus")
+        self.service_status.setAccessibleName("Service state")
+        header.addWidget(self.service_status, 0, Qt.AlignmentFlag.AlignTop)
         self.settings_button = QPushButton("Operator settings…" if self.kiosk else "Settings…")
         self.settings_button.setObjectName("settingsButton")
         self.settings_button.setAutoDefault(True)
@@ -217,6 +244,17 @@ class VerifyScreen(QWidget):
         self.settings_button.clicked.connect(self.open_settings)
         header.addWidget(self.settings_button, 0, Qt.AlignmentFlag.AlignTop)
         return header
+
+    def _subtitle_text(self) -> str:
+        """Names only the inputs this screen offers (the kiosk has no files)."""
+        parts = []
+        if self._camera_enabled:
+            parts.append("hold its QR badge to the camera")
+        if not self.kiosk:
+            parts.append("drop or open the PDF")
+        parts.append("scan or type the code text" if self.kiosk else "paste the code text")
+        text = "; ".join(parts[:-1]) + ("; or " if len(parts) > 1 else "") + parts[-1]
+        return text[0].upper() + text[1:] + "."
 
     def _build_scan_page(self) -> QWidget:
         page = QWidget()
@@ -290,6 +328,9 @@ class VerifyScreen(QWidget):
         entry.addWidget(self.code_field, 1)
         entry.addWidget(self.verify_button)
         stack.addLayout(entry)
+        self.notice = plain_label("", "inputNotice", wrap=True)
+        self.notice.hide()
+        stack.addWidget(self.notice)
 
         self.sample_buttons: list[QPushButton] = []
         demo = self.context.demo
@@ -324,6 +365,7 @@ class VerifyScreen(QWidget):
         self.card.retry_requested.connect(self.retry)
         self.card.shown.connect(self.result_shown)
         scroll = QScrollArea()
+        self.result_scroll = scroll
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.card)
@@ -346,6 +388,10 @@ class VerifyScreen(QWidget):
         text = self.code_field.text().strip()
         if not text:
             self.code_field.setFocus()
+            return
+        if not is_payslip_code(text):
+            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "text")
+            self.code_field.selectAll()
             return
         self._verify(lambda: InputReading(kind="text", payloads=[text]), "text")
 
@@ -385,34 +431,58 @@ class VerifyScreen(QWidget):
         self.open_path(files[0])
 
     def _on_camera_code(self, text: str) -> None:
+        """A debounced camera read. Ignored while a result is shown or being checked: the
+        verdict holds until Next, and the camera cannot restart a wait."""
+        if self.showing_result:
+            log.info("camera code ignored: a result is on screen")
+            self.card.set_hint(ANOTHER_CODE_HINT)
+            return
+        if not is_payslip_code(text):
+            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "camera")
+            return
         self._verify(lambda: InputReading(kind="image", payloads=[text]), "camera")
 
     # -- the pipeline -------------------------------------------------------------------------
 
     def _verify(self, reader: Reader, source: str) -> None:
-        client = self.context.verifier  # read now: a test or a settings change may swap it
+        """Read the input off the GUI thread, then (if it holds a payslip code) verify it."""
         self._generation += 1
         generation = self._generation
         self._last_reader = reader
         self._pending = True
         self._countdown.stop()
+        self._watchdog.stop()
+        self.notice.hide()
         self.card.show_pending()
         self.card.banner.next_button.setText("Cancel  (Esc)")
         self.pages.setCurrentWidget(self.result_page)
+        self._fit_card()
         self.card.banner.next_button.setFocus()
-        self._slow.start()
-
-        def job() -> Outcome:
-            return verify_reading(client, reader())
-
         self.tasks.run(
-            job,
+            reader,
+            lambda reading: self._read(generation, source, reading),
+            lambda exc: self._failed(generation, source, exc),
+        )
+
+    def _read(self, generation: int, source: str, reading: InputReading) -> None:
+        if generation != self._generation:
+            return
+        refused = refusal(reading)
+        if refused is not None:
+            self._refuse(refused, source)
+            return
+        client = self.context.verifier  # read now: a test or a settings change may swap it
+        self.verification_started.emit()
+        self._slow.start()
+        self._watchdog.start(WATCHDOG_MS)
+        self.tasks.run(
+            lambda: verify_reading(client, reading),
             lambda outcome: self._finished(generation, source, outcome),
             lambda exc: self._failed(generation, source, exc),
         )
 
     def retry(self) -> None:
-        """Ask the service again about the same input (after a network or service problem)."""
+        """Ask the service again about the same input (after CANNOT VERIFY)."""
         if self._last_reader is not None:
             self._verify(self._last_reader, "retry")
 
@@ -420,6 +490,14 @@ class VerifyScreen(QWidget):
         if self._pending:
             self.card.show_pending(slow=True)
             self.card.banner.next_button.setText("Cancel  (Esc)")
+
+    def _give_up(self) -> None:
+        """The watchdog: no answer in time is CANNOT VERIFY; a late answer is dropped."""
+        if not self._pending:
+            return
+        self._generation += 1
+        log.info("verify gave up after %d ms", WATCHDOG_MS)
+        self._show(Outcome("SERVICE_UNREACHABLE", [Attempt(code="SERVICE_UNREACHABLE")]))
 
     def _finished(self, generation: int, source: str, outcome: Outcome) -> None:
         if generation != self._generation:
@@ -431,6 +509,9 @@ class VerifyScreen(QWidget):
             outcome.code or "-",
             outcome.request_id or "-",
         )
+        if outcome.verdict is None:
+            self._refuse(outcome, source)
+            return
         self._show(outcome)
 
     def _failed(self, generation: int, source: str, exc: Exception) -> None:
@@ -438,22 +519,45 @@ class VerifyScreen(QWidget):
             return
         if isinstance(exc, InputError):
             log.info("verify source=%s input unreadable", source)
-            outcome = Outcome("error", "CANNOT READ THIS FILE", str(exc))
-        else:
-            log.error("verify source=%s failed: %s", source, type(exc).__name__)
-            outcome = Outcome("error", "CANNOT VERIFY", error_message(None))
-        self._show(outcome)
+            self._refuse(
+                Outcome("INPUT_UNREADABLE", detail=f"This file could not be read: {exc}."), source
+            )
+            return
+        log.error("verify source=%s failed: %s", source, type(exc).__name__)
+        self._show(Outcome("API_ERROR"))
+
+    def _refuse(self, outcome: Outcome, source: str) -> None:
+        """No verdict: back to the scan page with one plain line; nothing was sent."""
+        log.info("verify source=%s refused: %s", source, outcome.reason)
+        self._generation += 1
+        self._pending = False
+        self._slow.stop()
+        self._watchdog.stop()
+        self._countdown.stop()
+        self.card.clear()
+        self.pages.setCurrentWidget(self.scan_page)
+        self.notice.setText(outcome.explanation)
+        self.notice.show()
+        self.code_field.setFocus()
+        self.input_refused.emit(outcome.reason)
 
     def _show(self, outcome: Outcome) -> None:
         self._pending = False
         self._slow.stop()
+        self._watchdog.stop()
         self.pages.setCurrentWidget(self.result_page)
         self._remaining = max(1, int(self.context.settings.idle_timeout))
         self.card.set_countdown(self._remaining)
         self.card.banner.next_button.setText("Next  (Esc)")
+        self._fit_card()
         self.card.show_outcome(outcome)
         self._countdown.start()
-        self.card.banner.next_button.setFocus()
+        focus = self.card.banner.retry_button
+        (focus if focus.isVisibleTo(self.card) else self.card.banner.next_button).setFocus()
+        if outcome.code == "SERVICE_UNREACHABLE":
+            self._set_service_state(False)
+        elif outcome.verdict != "cannot_verify":
+            self._set_service_state(True)
 
     def _tick_countdown(self) -> None:
         self._remaining -= 1
@@ -468,7 +572,9 @@ class VerifyScreen(QWidget):
         self._pending = False
         self._last_reader = None
         self._slow.stop()
+        self._watchdog.stop()
         self._countdown.stop()
+        self.notice.hide()
         self.card.clear()
         # setText, not clear(): clear() is undoable, and Ctrl+Z would bring the last code back.
         self.code_field.setText("")
@@ -480,7 +586,47 @@ class VerifyScreen(QWidget):
 
     @property
     def showing_result(self) -> bool:
+        """A verdict is on screen, or a check is under way."""
         return self.pages.currentWidget() is self.result_page
+
+    @property
+    def pending(self) -> bool:
+        return self._pending
+
+    def _fit_card(self) -> None:
+        """The verdict panel: its share of the visible card area, and never under half of the
+        window (the whole point of the screen is the verdict)."""
+        half_window = (self.window().height() + 1) // 2
+        self.card.set_available_height(self.result_scroll.viewport().height(), half_window)
+
+    # -- service health -----------------------------------------------------------------------
+
+    def poll_health(self) -> None:
+        """One short unauthenticated GET of /healthz, off the GUI thread (one at a time)."""
+        url = self.context.service_url
+        if self._health_busy or not url:
+            return
+        self._health_busy = True
+        client = self.context.verifier
+
+        def done(ok: bool) -> None:
+            self._health_busy = False
+            self._set_service_state(bool(ok))
+
+        def failed(exc: Exception) -> None:
+            self._health_busy = False
+            self._set_service_state(False)
+
+        self.tasks.run(lambda: client.healthz(url), done, failed)
+
+    def _set_service_state(self, connected: bool) -> None:
+        self.service_status.setText(
+            "● Service connected" if connected else "● Service not reachable"
+        )
+        self.service_status.setProperty("problem", not connected)
+        self.service_status.style().unpolish(self.service_status)
+        self.service_status.style().polish(self.service_status)
+        self.service_state.emit("connected" if connected else "unreachable")
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -563,10 +709,14 @@ class VerifyScreen(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._paint_preview()
+        self._fit_card()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self.start_camera()
+        if not self._health.isActive():
+            self._health.start()
+            self.poll_health()
         if not self.showing_result:
             self.code_field.setFocus()
 
@@ -578,6 +728,7 @@ class VerifyScreen(QWidget):
     def shutdown(self) -> None:
         """Stop the camera thread and drop any result; MainWindow calls this on close."""
         self._camera_enabled = False
+        self._health.stop()
         self.stop_camera()
         self.clear_result()
 

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from app.api_errors import fallback_code_for_status
 from app.presentation import (
-    ERROR_MESSAGES,
     employee_lines,
     error_message,
+    format_abn,
     line_items,
     long_date,
     mask_account,
     money,
     summary_lines,
+    timestamp,
 )
+from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE, meaning_of
 
 
 @pytest.mark.parametrize(
@@ -63,8 +66,9 @@ def test_summary_and_lines_of_a_v1_payslip() -> None:
                 "gross_cents": 384615,
                 "paygw_cents": 78200,
                 "net_cents": 306415,
-                "earnings": [{"type": "ordinary", "units": 76, "rate_cents": 4800,
-                              "amount_cents": 364800}],
+                "earnings": [
+                    {"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800}
+                ],
             },
         }
     }
@@ -76,13 +80,95 @@ def test_summary_and_lines_of_a_v1_payslip() -> None:
     assert rows == [("Earnings", "Ordinary", "76 × $48.00 AUD", "$3,648.00 AUD")]
 
 
-def test_every_service_error_code_has_plain_words() -> None:
-    codes = ["DECRYPTION_FAILED", "SERVICE_REFERENCE_NOT_FOUND", "VALIDATION_FAILED",
-             "KEY_VERSION_UNAVAILABLE", "UNAUTHORIZED", "FORBIDDEN", "RATE_LIMITED",
-             "SERVICE_UNAVAILABLE", "SERVICE_UNREACHABLE", "PAYLOAD_TOO_LARGE",
-             "UNSUPPORTED_MEDIA_TYPE", "INTERNAL_ERROR"]
-    for code in codes:
-        assert code in ERROR_MESSAGES
-        assert code not in error_message(code)
-    assert "altered" in error_message("DECRYPTION_FAILED")
-    assert error_message("SOMETHING_NEW")
+PROTOCOL_CODES = [
+    "VALIDATION_FAILED",
+    "DECRYPTION_FAILED",
+    "UNAUTHORIZED",
+    "FORBIDDEN",
+    "SERVICE_REFERENCE_NOT_FOUND",
+    "CONFLICT",
+    "IV_REUSED",
+    "KEY_VERSION_UNAVAILABLE",
+    "PAYLOAD_TOO_LARGE",
+    "UNSUPPORTED_MEDIA_TYPE",
+    "RATE_LIMITED",
+    "INTERNAL_ERROR",
+    "SERVICE_UNAVAILABLE",
+    "NOT_FOUND",
+    "METHOD_NOT_ALLOWED",
+]
+"""PROTOCOL §6's error table, every row."""
+CLIENT_CODES = [
+    "SERVICE_UNREACHABLE",
+    "INVALID_RESPONSE",
+    "API_ERROR",
+    *(fallback_code_for_status(s) for s in (400, 418, 502, 599)),
+]
+
+
+@pytest.mark.parametrize("code", PROTOCOL_CODES + CLIENT_CODES)
+def test_every_error_code_has_a_verdict_and_plain_words(code: str) -> None:
+    meaning = MEANINGS[code]
+    assert meaning.verdict in EXIT_STATUS
+    assert code not in meaning.words and "_" not in meaning.words
+    assert meaning.instruction and meaning.instruction.endswith(".")
+    assert error_message(code) == meaning.words
+
+
+def test_the_three_verdicts_mean_one_thing_each() -> None:
+    not_verified = {c for c, m in MEANINGS.items() if m.verdict == "not_verified"}
+    assert not_verified == {
+        "REVOKED",
+        "DECRYPTION_FAILED",
+        "SERVICE_REFERENCE_NOT_FOUND",
+        "KEY_VERSION_UNAVAILABLE",
+        "VALIDATION_FAILED",
+        "CONFLICTING_CODES",
+    }
+    assert {c for c, m in MEANINGS.items() if m.verdict == "verified"} == {"VERIFIED"}
+    for code in (
+        "SERVICE_UNREACHABLE",
+        "RATE_LIMITED",
+        "SERVICE_UNAVAILABLE",
+        "INTERNAL_ERROR",
+        "UNAUTHORIZED",
+    ):
+        assert MEANINGS[code].verdict == "cannot_verify"
+    assert all(
+        m.instruction.startswith("Do not accept") for c, m in MEANINGS.items() if c in not_verified
+    )
+    assert MEANINGS["VERIFIED"].instruction == "Accept this payslip."
+    # A code from a newer service never turns into "not verified".
+    assert meaning_of("SOMETHING_NEW").verdict == "cannot_verify"
+    assert EXIT_STATUS == {"verified": 0, "not_verified": 1, "cannot_verify": 2}
+    assert INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"] == NOT_A_PAYSLIP_CODE
+    assert set(INPUT_PROBLEMS).isdisjoint(MEANINGS)
+
+
+def test_ird_numbers_are_masked_like_accounts_and_abns_are_grouped() -> None:
+    employee = {
+        "employee_name": "Sam Sample",
+        "ird_number": "123-456-789",
+        "employer_identity": "51824753556",
+    }
+    lines = employee_lines(employee, reveal=False)
+    assert ("IRD number", "•••-•••-789") in lines
+    assert ("Employer ABN", "51 824 753 556") in lines
+    assert ("IRD number", "123-456-789") in employee_lines(employee, reveal=True)
+    named = employee_lines({"employer_identity": "Acme Stores Pty Ltd"}, reveal=False)
+    assert named == [("Employer", "Acme Stores Pty Ltd")]
+    assert format_abn("51 824 753 556") == "51 824 753 556"
+    assert format_abn("5182475355") is None and format_abn("ABC51824753556") is None
+
+
+def test_times_are_local_to_the_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Pacific/Auckland")
+    time.tzset()
+    try:
+        assert timestamp("2026-11-21T10:00:59.123Z") == "21 Nov 2026 23:00"
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert timestamp("") == "" and timestamp("garbage") == "garbage"

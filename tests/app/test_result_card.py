@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QLabel, QPushButton
 
-from app.presentation import error_message
-from app.ui.result_card import UNREACHABLE_TEXT, ResultCard
+from app.presentation import error_message, timestamp
+from app.ui.result_card import SLOW_TEXT, ResultCard
 from app.verify_flow import Attempt, Outcome
 
 pytestmark = pytest.mark.gui
@@ -57,12 +57,7 @@ RESULT: dict[str, Any] = {
 
 
 def verified() -> Outcome:
-    return Outcome(
-        "verified",
-        "VERIFIED",
-        "This payslip matches its registered record.",
-        [Attempt(result=copy.deepcopy(RESULT))],
-    )
+    return Outcome("VERIFIED", [Attempt(result=copy.deepcopy(RESULT))])
 
 
 @pytest.fixture
@@ -103,11 +98,24 @@ def test_verified_reads_like_a_payslip(card: ResultCard, qtbot: Any, screenshot_
         "Superannuation guarantee",
         "Alex Example",
         "•••••678",
-        "kQffJ_u45KZ8_Mnxedo60A",
-        "2026-11-21 10:00:00.000 UTC",
+        "Accept this payslip.",
     ):
         assert expected in texts, expected
     assert "12345678" not in texts
+    # Name, net pay, payment date and issuer are inside the verdict panel itself.
+    inside = [lab.text() for lab in card.banner.findChildren(QLabel) if lab.isVisibleTo(card)]
+    for fact in ("Alex Example", "$3,064.15 AUD", "13 Nov 2026", "Demo Payroll Pty Ltd"):
+        assert fact in inside, fact
+    # The reference and times are support details, folded; times local, to the minute.
+    assert "kQffJ_u45KZ8_Mnxedo60A" not in texts
+    assert card.support is not None and not card.support.expanded
+    card.support.toggle.click()
+    texts = card.visible_texts()
+    assert "kQffJ_u45KZ8_Mnxedo60A" in texts
+    assert timestamp("2026-11-21T10:00:00.000Z") in texts
+    assert not any(".000" in t or "UTC" in t for t in texts)
+    assert "kQffJ_u45KZ8_Mnxedo60A" in card.support_text
+    assert "Alex Example" not in card.support_text
     # The verdict is told in words and by an icon, not by colour alone.
     assert card.banner.icon.pixmap() is not None and not card.banner.icon.pixmap().isNull()
     assert card.banner.icon.accessibleName() == "Verified"
@@ -116,84 +124,77 @@ def test_verified_reads_like_a_payslip(card: ResultCard, qtbot: Any, screenshot_
 
 def test_reveal_shows_the_account_until_the_next_result(card: ResultCard, qtbot: Any) -> None:
     card.show_outcome(verified())
-    reveal = next(b for b in card.findChildren(QPushButton) if b.text() == "Reveal account")
+    reveal = next(b for b in card.findChildren(QPushButton) if b.text() == "Reveal numbers")
     qtbot.mouseClick(reveal, pytest.importorskip("PySide6.QtCore").Qt.MouseButton.LeftButton)
     assert "12345678" in card.visible_texts()
-    assert "Hide account" in card.visible_texts()
+    assert "Hide numbers" in card.visible_texts()
     card.show_outcome(verified())
     assert "12345678" not in card.visible_texts()
     assert "•••••678" in card.visible_texts()
 
 
-def test_revoked_is_not_verified_with_the_payslip_shown(
+def test_revoked_is_not_verified_without_any_payslip_data(
     card: ResultCard, screenshot_dir: Path
 ) -> None:
     result = copy.deepcopy(RESULT)
     result["verified"] = False
     result["payslip"]["status"] = "revoked"
-    card.show_outcome(Outcome("not_verified", "NOT VERIFIED", "Revoked.", [Attempt(result=result)]))
+    card.show_outcome(Outcome("REVOKED", [Attempt(result=result)]))
     texts = card.visible_texts()
-    assert "NOT VERIFIED" in texts
-    assert "PAYSLIP (REVOKED)" in texts
-    assert "Revoked" in texts
+    assert "NOT VERIFIED" in texts and "Do not accept this payslip." in texts
+    assert "Demo Payroll Pty Ltd" in texts  # the issuer, when known
+    held = " ".join(card.all_texts())
+    for value in [*RESULT["employee"].values(), "$3,064.15 AUD", "$3,846.15 AUD", "•••••678"]:
+        assert value not in held, value
+    assert card.details is None and "Reveal numbers" not in held
     assert card.banner.icon.accessibleName() == "Not verified"
     shot(card, screenshot_dir, "revoked")
 
 
 @pytest.mark.parametrize(
-    ("state", "code", "retry"),
+    ("code", "headline", "retry"),
     [
-        ("not_verified", "DECRYPTION_FAILED", False),
-        ("not_verified", "SERVICE_REFERENCE_NOT_FOUND", False),
-        ("error", "SERVICE_UNREACHABLE", True),
-        ("error", "RATE_LIMITED", True),
-        ("error", "UNAUTHORIZED", False),
+        ("DECRYPTION_FAILED", "NOT VERIFIED", False),
+        ("SERVICE_REFERENCE_NOT_FOUND", "NOT VERIFIED", False),
+        ("SERVICE_UNREACHABLE", "CANNOT VERIFY", True),
+        ("RATE_LIMITED", "CANNOT VERIFY", True),
+        ("UNAUTHORIZED", "CANNOT VERIFY", True),
     ],
 )
-def test_errors_in_plain_words_with_the_request_id(
-    card: ResultCard, state: str, code: str, retry: bool
+def test_errors_in_plain_words_with_the_request_id_for_support(
+    card: ResultCard, code: str, headline: str, retry: bool
 ) -> None:
-    headline = "NOT VERIFIED" if state == "not_verified" else "CANNOT VERIFY"
-    outcome = Outcome(
-        state,  # type: ignore[arg-type]
-        headline,
-        error_message(code),
-        [Attempt(code=code, request_id="req-42")],
-    )
-    card.show_outcome(outcome)
+    card.show_outcome(Outcome(code, [Attempt(code=code, request_id="req-42")]))
     texts = card.visible_texts()
     assert headline in texts
     assert error_message(code) in texts
-    assert code in texts
-    assert "req-42" in texts
+    assert code not in " ".join(texts) and "req-42" not in texts
     assert ("Try again" in texts) is retry
-    expected_icon = "Not verified" if state == "not_verified" else "Warning"
+    assert card.support is not None
+    card.support.toggle.click()
+    texts = card.visible_texts()
+    assert code in texts and "req-42" in texts
+    assert "req-42" in card.support_text
+    expected_icon = "Not verified" if headline == "NOT VERIFIED" else "Warning"
     assert card.banner.icon.accessibleName() == expected_icon
 
 
 def test_try_again_asks_for_a_retry(card: ResultCard, qtbot: Any) -> None:
-    card.show_outcome(
-        Outcome(
-            "error",
-            "CANNOT VERIFY",
-            error_message("SERVICE_UNAVAILABLE"),
-            [Attempt(code="SERVICE_UNAVAILABLE")],
-        )
-    )
+    card.show_outcome(Outcome("SERVICE_UNAVAILABLE", [Attempt(code="SERVICE_UNAVAILABLE")]))
     button = next(b for b in card.findChildren(QPushButton) if b.text() == "Try again")
     with qtbot.waitSignal(card.retry_requested):
         button.click()
 
 
-def test_disagreeing_pdf_shows_both_results_and_why(card: ResultCard, screenshot_dir: Path) -> None:
+def test_disagreeing_pdf_says_why_and_shows_neither_payslip(
+    card: ResultCard, screenshot_dir: Path
+) -> None:
     other = copy.deepcopy(RESULT)
     other["service_reference"] = "OTHER_reference_000001"
     other["employee"]["employee_name"] = "Someone Else"
     other["payslip"]["payslip_non_pii"]["net_cents"] = 999999
     outcome = Outcome(
-        "not_verified",
-        "NOT VERIFIED",
-        error_message("CONFLICTING_CODES"),
+        "CONFLICTING_CODES",
         [Attempt(result=copy.deepcopy(RESULT)), Attempt(result=other)],
         disagreement=True,
     )
@@ -201,18 +202,19 @@ def test_disagreeing_pdf_shows_both_results_and_why(card: ResultCard, screenshot
     texts = card.visible_texts()
     assert "NOT VERIFIED" in texts
     assert error_message("CONFLICTING_CODES") in texts
-    assert "HIDDEN DATA IN THE PDF" in texts
-    assert "PRINTED QR CODE ON THE PAGE" in texts
-    assert "Alex Example" in texts and "Someone Else" in texts
-    assert "$3,064.15 AUD" in texts and "$9,999.99 AUD" in texts
+    held = " ".join(card.all_texts())
+    for value in ("Alex Example", "Someone Else", "$3,064.15 AUD", "$9,999.99 AUD"):
+        assert value not in held
+    assert card.support is not None
+    card.support.toggle.click()
+    texts = card.visible_texts()
+    assert "kQffJ_u45KZ8_Mnxedo60A" in texts and "OTHER_reference_000001" in texts
     shot(card, screenshot_dir, "disagreement")
 
 
 def test_disagreement_with_one_side_failing(card: ResultCard) -> None:
     outcome = Outcome(
-        "not_verified",
-        "NOT VERIFIED",
-        error_message("CONFLICTING_CODES"),
+        "CONFLICTING_CODES",
         [
             Attempt(result=copy.deepcopy(RESULT)),
             Attempt(code="SERVICE_REFERENCE_NOT_FOUND", request_id="req-7"),
@@ -220,6 +222,8 @@ def test_disagreement_with_one_side_failing(card: ResultCard) -> None:
         disagreement=True,
     )
     card.show_outcome(outcome)
+    assert card.support is not None
+    card.support.toggle.click()
     texts = card.visible_texts()
     assert error_message("SERVICE_REFERENCE_NOT_FOUND") in texts
     assert "req-7" in texts
@@ -228,7 +232,7 @@ def test_disagreement_with_one_side_failing(card: ResultCard) -> None:
 def test_issuer_text_is_never_markup(card: ResultCard) -> None:
     result = copy.deepcopy(RESULT)
     result["payslip"]["issuer"]["name"] = "<b>Evil</b> <a href='x'>Payroll</a>"
-    card.show_outcome(Outcome("verified", "VERIFIED", "ok", [Attempt(result=result)]))
+    card.show_outcome(Outcome("VERIFIED", [Attempt(result=result)]))
     label = next(lab for lab in card.findChildren(QLabel) if lab.text().startswith("<b>Evil"))
     from PySide6.QtCore import Qt
 
@@ -239,7 +243,7 @@ def test_pending_then_slow_then_clear(card: ResultCard, screenshot_dir: Path) ->
     card.show_pending()
     assert "CHECKING…" in card.visible_texts()
     card.show_pending(slow=True)
-    assert any(UNREACHABLE_TEXT in text for text in card.visible_texts())
+    assert any(SLOW_TEXT in text for text in card.visible_texts())
     shot(card, screenshot_dir, "slow")
     card.show_outcome(verified())
     card.set_countdown(42)
