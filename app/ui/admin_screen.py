@@ -36,6 +36,7 @@ from app.issuer.local_issuer import save_local_issuer
 from app.presentation import error_message
 from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
 from app.ui.folders import last_folder, remember_folder
+from app.ui.pair_dialog import open_pair_dialog
 from app.ui.staff_style import label, local_time, plural, section, set_status, staff_screen
 from app.ui.tasks import TaskRunner
 
@@ -161,6 +162,14 @@ class AdminScreen(QWidget):
             "No front desks yet. Type a name above and press “Add front desk”.",
             1,
             actions=self.verifier_actions,
+        )
+        self.pair_button = QPushButton("Pair a phone…")  # issue 10: app/ui/pair_dialog.py
+        self.verifier_actions.insertWidget(1, self.pair_button)
+        self.pair_button.setEnabled(context.admin is not None)
+        self.pair_button.clicked.connect(
+            lambda: open_pair_dialog(
+                self, context.admin, tasks, self.overview, self._selected(self.verifiers, 1)
+            )
         )
         self._page("clients", self.clients, "Clients", [self.disable_button], "", 0)
         self._page("keys", self.keys, "Keys", [self.retire_button], "No keys yet.", 0)

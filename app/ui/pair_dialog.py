@@ -1,0 +1,208 @@
+"""Pair a phone: a one-time QR code that opens the phone page and signs that phone in.
+
+The QR holds `<public url>/v/pair#<one-time code>` (service.domain.pairing): it works once and
+expires in minutes, and the phone ends up with its own verifier client, listed under Clients as
+"<front desk> · phone paired <date>", which Admin can disable to stop that phone alone. The code
+is shown only while this dialog is open and is never stored or logged by the app.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import segno
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.api_client import ApiClient
+from app.api_errors import ApiError
+from app.presentation import error_message
+from app.ui.staff_style import label, set_status, staff_screen
+from app.ui.tasks import TaskRunner
+
+QR_PIXELS = 300
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def verifier_clients(overview: dict[str, Any]) -> list[dict[str, Any]]:
+    """Enabled verifier clients that can hand out a phone pairing (not phones themselves)."""
+    return [
+        c
+        for c in overview.get("clients", [])
+        if c.get("role") == "verifier" and not c.get("disabled") and "paired" not in c["name"]
+    ]
+
+
+def qr_pixmap(text: str, pixels: int = QR_PIXELS) -> QPixmap:
+    buffer = io.BytesIO()
+    symbol = segno.make(text, error="m")
+    modules = symbol.symbol_size(border=4)[0]
+    symbol.save(buffer, kind="png", scale=max(1, pixels // modules), border=4)
+    pixmap = QPixmap()
+    pixmap.loadFromData(buffer.getvalue(), "PNG")
+    return pixmap
+
+
+class PairDialog(QDialog):
+    """Signals none; `offer` holds the current pairing (tests read its link from the QR)."""
+
+    def __init__(
+        self,
+        admin: ApiClient,
+        tasks: TaskRunner,
+        overview: dict[str, Any],
+        verifier_id: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        staff_screen(self)
+        self.setWindowTitle("Pair a phone")
+        self.setMinimumWidth(560)
+        self.admin = admin
+        self.tasks = tasks
+        self.offer: dict[str, Any] | None = None
+        self._expires: datetime | None = None
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 20, 24, 20)
+        layout.setSpacing(10)
+        layout.addWidget(label("Pair a phone", "screenTitle"))
+        layout.addWidget(
+            label(
+                "The phone scans this code with its camera and opens the link. It can then "
+                "verify payslips in its browser, as this front desk, with nothing to install "
+                "and no secret to type.",
+                "screenSubtitle",
+            )
+        )
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Front desk:"))
+        self.desk = QComboBox()
+        self.desk.setObjectName("pairDesk")
+        for client in verifier_clients(overview):
+            self.desk.addItem(f"{client['name']}  ({client['client_id']})", client["client_id"])
+        if verifier_id:  # the front desk selected on the Admin screen
+            owned = [c for c in verifier_clients(overview) if c.get("owner_id") == verifier_id]
+            if owned:
+                self.desk.setCurrentIndex(self.desk.findData(owned[0]["client_id"]))
+        row.addWidget(self.desk, 1)
+        self.make_button = QPushButton("Show pairing code")
+        self.make_button.setObjectName("primary")
+        row.addWidget(self.make_button)
+        layout.addLayout(row)
+
+        self.qr = QLabel()
+        self.qr.setObjectName("pairQr")
+        self.qr.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.qr.setMinimumSize(QR_PIXELS + 20, QR_PIXELS + 20)
+        self.qr.setStyleSheet("background: white; border-radius: 8px;")
+        layout.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignHCenter)
+        self.expiry = label("", "hint")
+        self.expiry.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(self.expiry)
+        self.status = label("", "adminStatus")
+        layout.addWidget(self.status)
+        layout.addWidget(
+            label(
+                "Works once, for 10 minutes. The phone gets its own sign-in, listed under "
+                "Clients as “… phone paired <date>”: disable it there to stop that phone at once.",
+                "hint",
+            )
+        )
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(1000)
+        self.timer.timeout.connect(self._tick)
+        self.make_button.clicked.connect(self.make)
+        if self.desk.count() == 0:
+            self.make_button.setEnabled(False)
+            set_status(self.status, "Add a front desk first: a phone pairs as one.", error=True)
+
+    def make(self) -> None:
+        client_id = self.desk.currentData()
+        if not client_id:
+            return
+        self.make_button.setEnabled(False)
+        set_status(self.status, "Asking the service for a pairing code…")
+        self.tasks.run(lambda: self.admin.admin_pair_verifier(client_id), self._show, self._failed)
+
+    def _show(self, offer: dict[str, Any]) -> None:
+        self.offer = offer
+        self.qr.setPixmap(qr_pixmap(str(offer["pair_url"])))
+        self._expires = datetime.fromisoformat(str(offer["expires_at"]).replace("Z", "+00:00"))
+        self.make_button.setText("New pairing code")
+        self.make_button.setEnabled(True)
+        host = urlsplit(str(offer["pair_url"])).hostname or ""
+        if host in LOOPBACK:
+            set_status(
+                self.status,
+                f"This service is only reachable on this computer ({host}), so a phone cannot "
+                "open the link. Run the service with --public-url set to an address phones reach "
+                "(docs/deploy.md).",
+                error=True,
+            )
+        else:
+            set_status(self.status, f"Scan with the phone for {offer['verifier_name']}.")
+        self._tick()
+        self.timer.start()
+
+    def _failed(self, exc: Exception) -> None:
+        self.make_button.setEnabled(True)
+        text = (
+            f"{error_message(exc.code)} ({exc.code})"
+            if isinstance(exc, ApiError)
+            else f"No pairing code ({type(exc).__name__})."
+        )
+        set_status(self.status, text, error=True)
+
+    def _tick(self) -> None:
+        if self._expires is None:
+            return
+        left = int((self._expires - datetime.now(UTC)).total_seconds())
+        if left <= 0:
+            self.clear("This code has expired. Press “New pairing code” for another.")
+            return
+        self.expiry.setText(f"Expires in {left // 60}:{left % 60:02d}")
+
+    def clear(self, note: str = "") -> None:
+        """Forget the code: it is not kept once the dialog closes or the code expires."""
+        self.timer.stop()
+        self.offer = None
+        self._expires = None
+        self.qr.clear()
+        self.expiry.setText(note)
+
+    def done(self, result: int) -> None:
+        self.clear()
+        super().done(result)
+
+
+def open_pair_dialog(
+    parent: QWidget,
+    admin: ApiClient | None,
+    tasks: TaskRunner,
+    overview: dict[str, Any],
+    verifier_id: str | None,
+) -> PairDialog | None:
+    """What the Admin screen's "Pair a phone…" button does."""
+    if admin is None:
+        return None
+    dialog = PairDialog(admin, tasks, overview, verifier_id, parent)
+    dialog.open()
+    return dialog
