@@ -1,14 +1,23 @@
-"""Badge rendering cost: `render_badge_png` at 720 px against segno's own PNG writer.
+"""Badge rendering: the kept way against the other ways measured for issue 12, side by side.
 
-Run: ``python bench/badge_bench.py [--rounds 20]``. For each ciphertext size it times, in one run:
+Run: ``python bench/badge_bench.py [--rounds 30]``. For each ciphertext size (the spec's range,
+150 to 2164 bytes) it prints median milliseconds, all measured in this one run:
 
-* ``render_badge_png(url, 720)``: validation, symbol (EC ladder), drawing, caption, PNG;
-* ``segno.make(...)`` alone (the symbol-building cost both sides pay);
-* ``segno.make(...)`` + ``qr.save(buf, kind="png", scale=s, border=4)`` for the same two-segment
-  symbol at the badge's own integer scale (no caption): what a plain segno badge would cost.
+* ``badge``: ``render_badge_png(url, 720)`` as shipped: split and check the scan URL, the fast
+  symbol (``service.protocol.qr_symbol``: explicit byte + alphanumeric segments, numpy
+  Reed-Solomon, placement and vectorised mask penalties), numpy drawing, zlib PNG;
+* ``symbol``: the fast symbol alone;
+* ``segno auto``: ``segno.make`` with the same two segments and automatic mask (the baseline
+  issue 12 measures against) and ``segno fixed``: the same with ``mask=`` given;
+* ``segno fixed + numpy mask``: option A of issue 12, segno building the symbol with a fixed mask
+  and the eight masks scored by numpy over its matrix: segno fixed + our penalty scoring;
+* ``zint`` / ``zxing``: the C/C++ encoders from the package index (zint-bindings, if installed,
+  and zxing-cpp's ``create_barcode``), with the segment layout their symbols actually carry
+  (read back from the modules): neither lets the caller name the segment modes;
+* ``PIL png``: Pillow mode "1" writing the same pixels (``optimize=True`` as the first version
+  did), against our numpy + zlib writer inside ``badge``.
 
-It prints the medians and the ratio render_badge_png / (segno make + save). Timings are
-wall-clock medians on this machine; one warm-up call of each is not counted.
+Ratios are against ``segno auto``. Wall-clock medians; one warm-up call each is not counted.
 """
 
 from __future__ import annotations
@@ -17,20 +26,33 @@ import argparse
 import io
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import segno
+import zxingcpp
+from PIL import Image
 
-from service.protocol.badge import REFERENCE_WIDTH, render_badge_png
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from service.protocol import qr_symbol  # after the path fix above
+from service.protocol.badge import REFERENCE_WIDTH, badge_symbol, render_badge_png
 from service.protocol.barcode_text import build_scan_url_v2
 
-SIZES = (16, 150, 600, 1500, 2164)
+try:
+    import zint  # type: ignore[import-not-found]
+except ImportError:  # not a dependency: measured when present
+    zint = None
+
+SIZES = (150, 480, 1024, 1500, 2164)
 REFERENCE = "Zq9_-Ab3xYdefGHIjklMNO"
 
 
-def _median_ms(fn: Callable[[], object], rounds: int) -> float:
+def median_ms(fn: Callable[[], object], rounds: int) -> float:
     fn()
     samples = []
     for _ in range(rounds):
@@ -40,44 +62,100 @@ def _median_ms(fn: Callable[[], object], rounds: int) -> float:
     return statistics.median(samples)
 
 
-def _segno_symbol(segments: Any, level: str) -> segno.QRCode:
-    return segno.make(segments, error=level, boost_error=False, micro=False)
+def layout_of(modules: np.ndarray, prefix: str, b32: str) -> str:
+    """The segment modes a symbol carries ('byte+alpha'), and whether they split the text as
+    PROTOCOL §3 says (byte through `#2.`, then the Base32 in alphanumeric)."""
+    _, _, _, segments = qr_symbol.read_segments(modules)
+    names = "+".join(name[:5] for name, _ in segments)
+    exact = segments == [("byte", prefix), ("alphanumeric", b32)]
+    return f"{names} ({'as PROTOCOL §3' if exact else 'NOT as PROTOCOL §3'})"
 
 
-def _segno_png(segments: Any, level: str, scale: int) -> bytes:
-    out = io.BytesIO()
-    _segno_symbol(segments, level).save(out, kind="png", scale=scale, border=4)
-    return out.getvalue()
+def segno_segments(prefix: str, b32: str) -> Any:
+    return [(prefix, segno.consts.MODE_BYTE), (b32, segno.consts.MODE_ALPHANUMERIC)]
 
 
-def measure(size: int, rounds: int) -> str:
-    url = build_scan_url_v2("https://verify.example.com", REFERENCE, os.urandom(size))
+def zint_symbol(url: str, level: str) -> Any:
+    symbol = zint.Symbol()
+    symbol.symbology = zint.Symbology.QRCODE
+    symbol.option_1 = {"L": 1, "M": 2}[level]
+    symbol.encode(url)
+    return symbol
+
+
+def zint_modules(symbol: Any) -> np.ndarray:
+    rows = np.frombuffer(bytes(symbol.encoded_data), dtype=np.uint8).reshape(200, 144)
+    bits = np.unpackbits(rows, axis=1, bitorder="little")
+    return bits[: symbol.rows, : symbol.width].astype(bool)
+
+
+def measure(size: int, rounds: int) -> list[str]:
+    rng = np.random.default_rng(size)
+    url = build_scan_url_v2("https://verify.example.com", REFERENCE, rng.bytes(size))
     prefix, _, b32 = url.partition("#2.")
-    segments = [(prefix + "#2.", segno.consts.MODE_BYTE), (b32, segno.consts.MODE_ALPHANUMERIC)]
-    try:
-        level, qr = "M", _segno_symbol(segments, "M")
-    except segno.DataOverflowError:
-        level, qr = "L", _segno_symbol(segments, "L")
-    scale = REFERENCE_WIDTH // (qr.symbol_size(border=0)[0] + 8)
-    ours = _median_ms(lambda: render_badge_png(url, REFERENCE_WIDTH), rounds)
-    build = _median_ms(lambda: _segno_symbol(segments, level), rounds)
-    theirs = _median_ms(lambda: _segno_png(segments, level, scale), rounds)
-    return (
-        f"{size:>8} B {qr.version:>3}-{level} {scale:>5} {ours:>14.1f} ms {build:>8.1f} ms "
-        f"{theirs:>13.1f} ms {ours / theirs:>6.2f}"
+    prefix += "#2."
+    symbol = badge_symbol(url)
+    level = symbol.error
+    segments = segno_segments(prefix, b32)
+
+    def make_auto() -> segno.QRCode:
+        return segno.make(segments, error=level, boost_error=False, micro=False)
+
+    def make_fixed() -> segno.QRCode:
+        return segno.make(segments, error=level, boost_error=False, micro=False, mask=0)
+
+    fixed = make_fixed()
+    layout = qr_symbol._layout(fixed.version)
+    unmasked = np.array(fixed.matrix, dtype=np.uint8) ^ layout.masks[0]
+
+    def fixed_plus_numpy() -> int:
+        make_fixed()
+        return int(np.argmin(qr_symbol._penalties(unmasked[None] ^ layout.masks)))
+
+    png = render_badge_png(url, REFERENCE_WIDTH)
+    pixels = np.asarray(Image.open(io.BytesIO(png)))
+
+    def pillow_png() -> bytes:
+        out = io.BytesIO()
+        Image.fromarray(pixels).convert("1").save(out, format="PNG", optimize=True)
+        return out.getvalue()
+
+    times = {
+        "badge": median_ms(lambda: render_badge_png(url, REFERENCE_WIDTH), rounds),
+        "symbol": median_ms(lambda: badge_symbol(url), rounds),
+        "segno auto": median_ms(make_auto, max(5, rounds // 3)),
+        "segno fixed": median_ms(make_fixed, rounds),
+        "segno fixed + numpy mask": median_ms(fixed_plus_numpy, rounds),
+        "PIL png": median_ms(pillow_png, rounds),
+    }
+    zx = zxingcpp.create_barcode(url, zxingcpp.BarcodeFormat.QRCode, ec_level=level)
+    times["zxing"] = median_ms(
+        lambda: zxingcpp.create_barcode(url, zxingcpp.BarcodeFormat.QRCode, ec_level=level),
+        rounds,
     )
+    zx_modules = np.asarray(zx.to_image(scale=1, add_quiet_zones=False)) < 128
+    layouts = {
+        "badge": layout_of(symbol.modules, prefix, b32),
+        "zxing": layout_of(zx_modules, prefix, b32),
+    }
+    if zint is not None:
+        times["zint"] = median_ms(lambda: zint_symbol(url, level), rounds)
+        layouts["zint"] = layout_of(zint_modules(zint_symbol(url, level)), prefix, b32)
+    base = times["segno auto"]
+    lines = [f"\n{size} B ciphertext -> version {symbol.version}-{level}, {len(url)} characters"]
+    for name, ms in times.items():
+        note = f"  segments: {layouts[name]}" if name in layouts else ""
+        lines.append(f"  {name:26} {ms:8.2f} ms  ratio {ms / base:6.3f}{note}")
+    return lines
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="render_badge_png vs segno's PNG writer")
-    parser.add_argument("--rounds", type=int, default=20)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
-    print(
-        f"{'ciphertext':>10} {'ver':>5} {'px/m':>5} {'render_badge_png':>17} {'segno make':>11} "
-        f"{'segno make+save':>16} {'ratio':>6}"
-    )
+    print(f"{os.cpu_count()} CPUs; zint-bindings {'present' if zint else 'not installed'}")
     for size in SIZES:
-        print(measure(size, args.rounds))
+        print("\n".join(measure(size, args.rounds)))
 
 
 if __name__ == "__main__":

@@ -5,10 +5,15 @@ Decoding uses zxing-cpp, the app's decoder, so a pass here means the kiosk reads
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,16 +21,20 @@ import segno
 import zxingcpp
 from PIL import Image
 
+from service.protocol import qr_symbol
 from service.protocol.badge import (
     REFERENCE_WIDTH,
     WIDTHS,
     BadgeError,
+    badge_symbol,
     choose_error_level,
     render_badge_png,
     render_badge_svg,
 )
 from service.protocol.barcode_text import build_scan_url_v2, scan_url_prefix
-from service.protocol.encoding import base32_encode
+from service.protocol.encoding import b64url_encode, base32_encode
+from tests.factories import build_body, sealed_record
+from tests.service.conftest import LiveService
 
 BASE = "https://verify.example.test"
 REF = "Zq9_-Ab3xYdefGHIjklMNO"
@@ -192,3 +201,149 @@ def test_the_symbol_has_two_segments_byte_then_alphanumeric() -> None:
 def test_a_random_ciphertext_round_trips() -> None:
     url = build_scan_url_v2("http://127.0.0.1:8080", REF, os.urandom(333))
     assert [r.text for r in _read(render_badge_png(url))] == [url]
+
+
+# --- the fast symbol builder (issue 12) -------------------------------------------------------
+
+#: Ciphertext sizes over the spec's range: 200 to 2886 base64url characters (150 to 2164 bytes).
+SET_SIZES = (
+    150,
+    151,
+    200,
+    260,
+    333,
+    400,
+    480,
+    600,
+    700,
+    800,
+    900,
+    1024,
+    1100,
+    1200,
+    1300,
+    1400,
+    1500,
+    1600,
+    1700,
+    1800,
+    1900,
+    2000,
+    2100,
+    2164,
+)
+
+
+def _segno_auto(prefix: str, b32: str, level: str) -> segno.QRCode:
+    segments = [(prefix, segno.consts.MODE_BYTE), (b32, segno.consts.MODE_ALPHANUMERIC)]
+    return segno.make(segments, error=level, boost_error=False, micro=False)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("size", [16, 150, 480, 1024, 1500, 1800, 2164])
+def test_the_symbol_equals_segnos_with_its_automatic_mask(size: int) -> None:
+    """Version, level, mask (the standard's lowest penalty, as segno scores it) and every
+    module are those of segno.make with the same two segments and no mask given."""
+    prefix, b32 = _parts(size)
+    symbol = badge_symbol(prefix + b32)
+    reference = _segno_auto(prefix, b32, symbol.error)
+    assert (symbol.version, symbol.mask) == (reference.version, reference.mask)
+    assert np.array_equal(symbol.modules, np.array(reference.matrix, dtype=bool))
+    grid, _ = _modules_from_png(render_badge_png(prefix + b32), REFERENCE_WIDTH)
+    assert np.array_equal(grid, symbol.modules)
+
+
+@pytest.mark.parametrize("size", [150, 600, 1500, 2164])
+def test_the_badge_holds_two_segments_byte_prefix_then_alphanumeric_base32(size: int) -> None:
+    prefix, b32 = _parts(size)
+    grid, _ = _modules_from_png(render_badge_png(prefix + b32), REFERENCE_WIDTH)
+    level, version, mask, segments = qr_symbol.read_segments(grid)
+    assert level == choose_error_level(prefix, b32)
+    assert (version, mask) == (badge_symbol(prefix + b32).version, badge_symbol(prefix + b32).mask)
+    assert segments == [("byte", prefix), ("alphanumeric", b32)]
+    assert prefix.endswith("#2.")
+
+
+def test_the_ec_ladder_is_m_while_modules_stay_3px_then_l_then_an_error() -> None:
+    """Sweep the sizes: M exactly while segno's M symbol for the text keeps modules >= 3 px at
+    720 px, L after that while L does, then a clear error (never a silent smaller badge)."""
+    seen = []
+    for size in range(1450, 3000, 60):
+        prefix, b32 = _parts(size)
+        expected = None
+        for level in ("M", "L"):
+            try:
+                qr = _segno_auto(prefix, b32, level)
+            except segno.DataOverflowError:
+                continue
+            if REFERENCE_WIDTH / (qr.symbol_size(border=0)[0] + 8) >= 3:
+                expected = level
+                break
+        if expected is None:
+            with pytest.raises(BadgeError, match="too large"):
+                choose_error_level(prefix, b32)
+        else:
+            symbol = badge_symbol(prefix + b32)
+            assert symbol.error == choose_error_level(prefix, b32) == expected
+            assert REFERENCE_WIDTH // (symbol.size + 8) >= 3
+        seen.append(expected)
+    assert seen[0] == "M" and "L" in seen and seen[-1] is None  # the sweep crossed both steps
+
+
+def test_random_symbols_equal_segnos_including_rare_penalty_cases() -> None:
+    """Many small random symbols (fast for segno), so the rarely taken paths of the penalty
+    scoring (overlapping 1:1:3:1:1 finds) are compared too."""
+    rng = np.random.default_rng(2024)
+    alphabet = list("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    for index in range(60):
+        b32 = "".join(rng.choice(alphabet, int(rng.integers(1, 160))))
+        prefix = scan_url_prefix(BASE, b64url_encode(rng.bytes(16)))
+        level = "ML"[index % 2]
+        symbol = qr_symbol.build_symbol(
+            ((qr_symbol.SEGMENT_BYTE, prefix), (qr_symbol.SEGMENT_ALPHANUMERIC, b32)), level
+        )
+        reference = _segno_auto(prefix, b32, level)
+        assert (symbol.version, symbol.mask) == (reference.version, reference.mask)
+        assert np.array_equal(symbol.modules, np.array(reference.matrix, dtype=bool))
+
+
+@pytest.mark.parametrize("width", [720, 480])
+def test_every_badge_of_the_size_set_decodes_with_zxing(width: int) -> None:
+    rng = np.random.default_rng(width)
+    for size in SET_SIZES:
+        reference = b64url_encode(rng.bytes(16))
+        url = build_scan_url_v2(BASE, reference, rng.bytes(size))
+        results = _read(render_badge_png(url, width))
+        assert [r.text for r in results] == [url], f"{size} bytes at {width} px"
+        assert results[0].ec_level == badge_symbol(url).error
+
+
+def test_bytes_are_a_pure_function_of_the_text_across_processes() -> None:
+    """Deterministic bytes: a fresh interpreter (no caches, other hash seeds) draws the same."""
+    url = _url(700)
+    code = (
+        "import sys, hashlib; from service.protocol.badge import render_badge_png; "
+        "print(hashlib.sha256(render_badge_png(sys.argv[1], 960)).hexdigest())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, url],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.stdout.strip() == hashlib.sha256(render_badge_png(url, 960)).hexdigest()
+
+
+def test_library_and_service_badges_are_byte_identical(live: LiveService) -> None:
+    from app.issuer import render_badge_png as library_render
+
+    sealed = sealed_record(live.issuer["encryption_key"], "nz.payslip.v1", "NZ2")
+    reply = live.post("/v1/registerAndBuildBarcode", build_body(sealed), live.issuer_token())
+    assert reply.status_code == 201, reply.text
+    body = reply.json()
+    service_png = base64.b64decode(body["barcode"]["data"])
+    url = build_scan_url_v2(live.url, body["service_reference"], sealed.ciphertext)
+    assert service_png == library_render(url, 720) == render_badge_png(url)
+    assert [r.text for r in _read(service_png)] == [url]
