@@ -70,6 +70,12 @@ def run_gui(kiosk: bool = False, demo: bool = False) -> int:
     secrets = SecretStore()
     if not demo and not kiosk:
         demo = offer_demo(settings)
+    if kiosk:
+        from app.ui.pin_dialog import ensure_kiosk_pin
+
+        if not ensure_kiosk_pin(settings):  # a kiosk never runs unlocked
+            print("The kiosk needs an operator PIN; it was not started.", file=sys.stderr)
+            return 2
     from app.ui.main_window import MainWindow
 
     context: AppContext = start_context(settings, secrets, demo=demo)

@@ -1,12 +1,17 @@
 """The main window: a sidebar of screens, the service's state, and a sandbox banner.
 
-In kiosk mode only the verify screen exists, full screen; settings sit behind the operator PIN.
+In kiosk mode only the verify screen exists, full screen, and the window is locked: closing it
+(Alt+F4, the window's close, Ctrl+Q) or leaving full screen needs the operator PIN, and so do the
+settings. A kiosk without a PIN is never built by the app (:func:`app.ui.pin_dialog.
+ensure_kiosk_pin` runs first); if one is built anyway, it cannot be closed without a PIN either.
+The kiosk shows no service address (nothing for the public to copy) and keeps the demo banner,
+so invented payslips never look real.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -20,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.context import AppContext
 from app.ui.admin_screen import AdminScreen
 from app.ui.issue_screen import IssueScreen
+from app.ui.pin_dialog import PinGuard, ask_pin
 from app.ui.service_panel import ServicePanel
 from app.ui.style import ACCENT, BACKDROP, screen_stylesheet
 from app.ui.tasks import TaskRunner
@@ -56,7 +62,7 @@ class MainWindow(QMainWindow):
             banner.setAlignment(Qt.AlignmentFlag.AlignCenter)
             banner.setStyleSheet(SANDBOX_STYLE)
             outer.addWidget(banner)
-        if context.demo is not None and not kiosk:
+        if context.demo is not None:
             demo = QLabel("Demo mode — a temporary service with invented payslips")
             demo.setObjectName("demoBanner")
             demo.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -89,9 +95,37 @@ class MainWindow(QMainWindow):
         body.addWidget(self.stack, 1)
         self.setCentralWidget(central)
         self.setStyleSheet(screen_stylesheet(kiosk) + NAV_STYLE)
-        self.statusBar().showMessage(f"Service: {context.service_url or 'not configured'}")
+        self.locked = kiosk
+        """A locked kiosk stays full screen and closes only with the operator PIN."""
+        self._pin_guard = PinGuard(context.settings)
         if kiosk:
+            self.statusBar().hide()  # no service address on a public screen
             self.setWindowState(Qt.WindowState.WindowFullScreen)
+        else:
+            self.statusBar().showMessage(f"Service: {context.service_url or 'not configured'}")
+        ctrl_q = QShortcut(QKeySequence("Ctrl+Q"), self)
+        ctrl_q.activated.connect(self.close)
+
+    def _operator_confirms(self, why: str) -> bool:
+        return ask_pin(self._pin_guard, self, f"Enter the operator PIN to {why}.", required=True)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if (
+            event.type() == QEvent.Type.WindowStateChange
+            and self.locked
+            and not self.isFullScreen()
+        ):
+            QTimer.singleShot(0, self._leaving_full_screen)
+
+    def _leaving_full_screen(self) -> None:
+        """Back to full screen at once; only the operator PIN lets the kiosk out of it."""
+        if not self.locked or self.isFullScreen():
+            return
+        self.setWindowState(Qt.WindowState.WindowFullScreen)
+        if self._operator_confirms("leave full screen"):
+            self.locked = False
+            self.showNormal()
 
     def show_screen(self, title: str) -> None:
         for row in range(self.nav.count()):
@@ -100,6 +134,10 @@ class MainWindow(QMainWindow):
                 return
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        if self.locked and not self._operator_confirms("close the kiosk"):
+            event.ignore()
+            return
+        self.locked = False
         self.verify_screen.shutdown()
         if not self.kiosk:
             self.issue_screen.shutdown()

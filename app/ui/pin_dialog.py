@@ -1,7 +1,11 @@
-"""The operator PIN that guards a kiosk's settings.
+"""The operator PIN that locks a kiosk: its settings, leaving full screen and closing it.
 
 A kiosk stands where the public can reach it; its settings hold the service address and the
-desk's credentials. The PIN is checked with :meth:`Settings.check_pin` (salted PBKDF2, constant
+desk's credentials, and a closed kiosk leaves a desktop open to whoever stands there. So a kiosk
+never runs unlocked: the first kiosk start asks the operator to choose a PIN (or takes one from
+``PAYSLIP_KIOSK_PIN``, or a ``kiosk_pin_hash`` already in settings.json, for fleet set-up), and
+refuses to start without one.
+The PIN is checked with :meth:`Settings.check_pin` (salted PBKDF2, constant
 time compare). After a few wrong tries the dialog locks for a while, so guessing a 4-digit PIN at
 the desk takes hours instead of minutes. The count lives in a :class:`PinGuard` that outlives
 one dialog, so closing and reopening the dialog does not reset it. The PIN itself is never
@@ -11,6 +15,7 @@ logged or kept.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Literal
@@ -27,6 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings import Settings
+
+PIN_ENV = "PAYSLIP_KIOSK_PIN"
+MIN_PIN, MAX_PIN = 4, 12
 
 log = logging.getLogger("app.pin")
 
@@ -72,7 +80,12 @@ class PinDialog(QDialog):
     No signals of its own beyond QDialog's ``accepted``/``rejected``/``finished``.
     """
 
-    def __init__(self, guard: PinGuard, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        guard: PinGuard,
+        parent: QWidget | None = None,
+        prompt_text: str = "Enter the operator PIN to open the settings.",
+    ) -> None:
         super().__init__(parent)
         self.guard = guard
         self.setWindowTitle("Operator PIN")
@@ -80,7 +93,7 @@ class PinDialog(QDialog):
         self.setMinimumWidth(360)
         layout = QVBoxLayout(self)
         layout.setSpacing(10)
-        prompt = QLabel("Enter the operator PIN to open the settings.")
+        prompt = QLabel(prompt_text)
         prompt.setWordWrap(True)
         layout.addWidget(prompt)
         self.field = QLineEdit()
@@ -140,12 +153,109 @@ class PinDialog(QDialog):
         super().keyPressEvent(event)
 
 
-def ask_pin(guard: PinGuard, parent: QWidget | None = None) -> bool:
-    """True when no PIN is set (first setup) or the operator entered the right one."""
+def ask_pin(
+    guard: PinGuard,
+    parent: QWidget | None = None,
+    prompt: str = "Enter the operator PIN to open the settings.",
+    *,
+    required: bool = False,
+) -> bool:
+    """True when the operator entered the right PIN, or when no PIN is set and ``required`` is
+    False (a desk's first setup). A locked kiosk passes ``required``: no PIN, no way through."""
     if not guard.settings.kiosk_pin_hash:
-        return True
-    dialog = PinDialog(guard, parent)
+        return not required
+    dialog = PinDialog(guard, parent, prompt)
     try:
         return dialog.exec() == QDialog.DialogCode.Accepted
     finally:
         dialog.deleteLater()
+
+
+def pin_problem(pin: str, again: str) -> str | None:
+    """Why a new PIN cannot be used, or None."""
+    if not (pin.isdigit() and MIN_PIN <= len(pin) <= MAX_PIN):
+        return f"The PIN must be {MIN_PIN} to {MAX_PIN} digits."
+    if pin != again:
+        return "The two PINs differ."
+    return None
+
+
+class SetPinDialog(QDialog):
+    """The first kiosk start: choose the operator PIN (twice). ``exec()`` is Accepted only with a
+    usable PIN, which is then in :attr:`settings` (hashed; the caller saves)."""
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.setWindowTitle("Lock this kiosk")
+        self.setModal(True)
+        self.setMinimumWidth(420)
+        layout = QVBoxLayout(self)
+        layout.setSpacing(10)
+        prompt = QLabel(
+            "Choose an operator PIN. It is needed to change the settings, to leave full screen "
+            "and to close the kiosk. The kiosk does not start without one."
+        )
+        prompt.setWordWrap(True)
+        layout.addWidget(prompt)
+        self.field = QLineEdit()
+        self.again = QLineEdit()
+        for field, name in ((self.field, "New PIN"), (self.again, "Repeat the PIN")):
+            field.setEchoMode(QLineEdit.EchoMode.Password)
+            field.setPlaceholderText(name)
+            field.setAccessibleName(name)
+            field.setMaxLength(MAX_PIN)
+            layout.addWidget(field)
+        self.message = QLabel("")
+        self.message.setStyleSheet("color:#b3261e;font-weight:600;")
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.try_set)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.field.setFocus()
+
+    def try_set(self) -> None:
+        problem = pin_problem(self.field.text(), self.again.text())
+        if problem is not None:
+            self.message.setText(problem)
+            return
+        self.settings.set_pin(self.field.text())
+        self.field.clear()
+        self.again.clear()
+        self.accept()
+
+
+def ensure_kiosk_pin(
+    settings: Settings,
+    parent: QWidget | None = None,
+    *,
+    save: Callable[[], None] | None = None,
+) -> bool:
+    """Make sure the kiosk has an operator PIN before it starts; False means do not start.
+
+    Order: a PIN already in the settings; ``PAYSLIP_KIOSK_PIN`` (fleet set-up; stored hashed,
+    the variable can then be dropped); else ask once with :class:`SetPinDialog`.
+    """
+    store = save or settings.save
+    if settings.kiosk_pin_hash:
+        return True
+    from_env = os.environ.get(PIN_ENV, "")
+    if from_env:
+        if pin_problem(from_env, from_env) is not None:
+            log.warning("%s is not %d to %d digits; asking instead", PIN_ENV, MIN_PIN, MAX_PIN)
+        else:
+            settings.set_pin(from_env)
+            store()
+            return True
+    dialog = SetPinDialog(settings, parent)
+    try:
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return False
+    finally:
+        dialog.deleteLater()
+    store()
+    return True

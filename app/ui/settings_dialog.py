@@ -72,6 +72,7 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
         *,
         save_dir: Path | None = None,
+        allow_no_pin: bool = True,
     ) -> None:
         super().__init__(parent)
         self.settings = settings
@@ -147,7 +148,8 @@ class SettingsDialog(QDialog):
         pin_form.addRow("New PIN", self.pin)
         pin_form.addRow("Repeat PIN", self.pin_again)
         self.remove_pin = QCheckBox("Remove the PIN (settings open to anyone at the kiosk)")
-        self.remove_pin.setVisible(bool(settings.kiosk_pin_hash))
+        # A kiosk is never unlocked: from the kiosk the PIN can be changed, not removed.
+        self.remove_pin.setVisible(bool(settings.kiosk_pin_hash) and allow_no_pin)
         pin_form.addRow(self.remove_pin)
         outer.addWidget(kiosk)
 

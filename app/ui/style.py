@@ -81,6 +81,7 @@ def screen_stylesheet(kiosk: bool) -> str:
     QLabel#serviceStatus {{ color: {PALETTES["verified"].strong}; font-weight: 600;
         padding: 6px 4px; }}
     QLabel#serviceStatus[problem="true"] {{ color: {PALETTES["not_verified"].strong}; }}
+    QLabel#serviceStatus[checking="true"] {{ color: {MUTED}; }}
     QLabel#inputNotice {{ padding: 8px 10px; border-radius: 6px; font-weight: 600;
         background: {PALETTES["error"].tint}; border: 1px solid {PALETTES["error"].strong};
         color: {PALETTES["error"].strong}; }}

@@ -230,7 +230,8 @@ class VerifyScreen(QWidget):
         self.subtitle = plain_label(self._subtitle_text(), "screenSubtitle", wrap=True)
         words.addWidget(self.subtitle)
         header.addLayout(words, 1)
-        self.service_status = plain_label("Service: checking…", "serviceStatus")
+        self.service_status = plain_label("○ Checking the service…", "serviceStatus")
+        self.service_status.setProperty("checking", True)
         self.service_status.setAccessibleName("Service state")
         header.addWidget(self.service_status, 0, Qt.AlignmentFlag.AlignTop)
         self.settings_button = QPushButton("Operator settings…" if self.kiosk else "Settings…")
@@ -624,6 +625,7 @@ class VerifyScreen(QWidget):
             "● Service connected" if connected else "● Service not reachable"
         )
         self.service_status.setProperty("problem", not connected)
+        self.service_status.setProperty("checking", False)
         self.service_status.style().unpolish(self.service_status)
         self.service_status.style().polish(self.service_status)
         self.service_state.emit("connected" if connected else "unreachable")
@@ -632,9 +634,11 @@ class VerifyScreen(QWidget):
 
     def open_settings(self) -> None:
         """The settings dialog; in kiosk mode only after the operator PIN."""
-        if self.kiosk and not ask_pin(self._pin_guard, self):
+        if self.kiosk and not ask_pin(self._pin_guard, self, required=True):
             return
-        dialog = SettingsDialog(self.context.settings, self.context.secrets, self)
+        dialog = SettingsDialog(
+            self.context.settings, self.context.secrets, self, allow_no_pin=not self.kiosk
+        )
         try:
             if dialog.exec() != SettingsDialog.DialogCode.Accepted:
                 return

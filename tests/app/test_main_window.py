@@ -6,11 +6,13 @@ import logging
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
 from app.gui import make_excepthook
+from app.ui import main_window as main_window_module
 from app.ui.main_window import MainWindow
 from tests.factories import MARKER_NAME
 
@@ -36,15 +38,129 @@ def test_all_screens_are_reachable_and_demo_is_announced(
 
 
 def test_kiosk_shows_only_the_verify_screen(
-    qtbot: QtBot, demo_context: AppContext, no_leaks: None
+    qtbot: QtBot, demo_context: AppContext, no_leaks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    demo_context.settings.set_pin("2468")
+    demo_context.settings.camera = "no-camera-here.avi"
     window = MainWindow(demo_context, kiosk=True)
     qtbot.addWidget(window)
     assert window.nav.count() == 1
     assert window.stack.count() == 1
     assert window.isFullScreen() or window.windowState() & window.windowState().WindowFullScreen
+    monkeypatch.setattr(main_window_module, "ask_pin", lambda *a, **k: True)
     window.close()
     window.tasks.wait()
+
+
+def _labels(window: MainWindow) -> list[str]:
+    return [lab.text() for lab in window.findChildren(QLabel) if lab.isVisibleTo(window)]
+
+
+def test_kiosk_is_locked_closing_and_leaving_full_screen_need_the_pin(
+    qtbot: QtBot,
+    demo_context: AppContext,
+    no_leaks: None,
+    monkeypatch: pytest.MonkeyPatch,
+    screenshot_dir: Path,
+) -> None:
+    demo_context.settings.set_pin("2468")
+    demo_context.settings.camera = "no-camera-here.avi"
+    asked: list[str] = []
+    answer = [False]
+
+    def pin(guard: object, parent: object, prompt: str = "", **kw: object) -> bool:
+        asked.append(prompt)
+        assert kw.get("required") is True  # no PIN, no way out
+        return answer[0]
+
+    monkeypatch.setattr(main_window_module, "ask_pin", pin)
+    window = MainWindow(demo_context, kiosk=True)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        _check_the_lock(qtbot, window, demo_context, asked, answer, screenshot_dir)
+    finally:
+        window.locked = False  # never leave a locked window behind, even on failure
+        window.close()
+        window.tasks.wait()
+
+
+def _check_the_lock(
+    qtbot: QtBot,
+    window: MainWindow,
+    demo_context: AppContext,
+    asked: list[str],
+    answer: list[bool],
+    screenshot_dir: Path,
+) -> None:
+    # Demo mode is announced in the kiosk too; no service address anywhere; no file inputs named.
+    labels = _labels(window)
+    assert any(text.startswith("Demo mode") for text in labels)
+    assert not any(demo_context.service_url in text for text in labels)
+    assert not window.statusBar().isVisibleTo(window)
+    subtitle = window.verify_screen.subtitle.text()
+    assert "PDF" not in subtitle and "drop" not in subtitle
+    window.grab().save(str(screenshot_dir / "kiosk_locked.png"))
+
+    assert not window.close()  # Alt+F4 and the window's close button end here
+    assert window.isVisible() and asked == ["Enter the operator PIN to close the kiosk."]
+    window.activateWindow()
+    QApplication.setActiveWindow(window)  # offscreen windows do not activate themselves
+    qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    assert window.isVisible() and len(asked) == 2
+
+    window.showNormal()  # a window manager's "leave full screen"
+    qtbot.waitUntil(lambda: len(asked) == 3, timeout=2000)
+    assert "leave full screen" in asked[-1]
+    assert window.isFullScreen() and window.locked
+
+    answer[0] = True
+    assert window.close()
+    assert not window.isVisible()
+
+
+def test_kiosk_settings_need_a_pin_even_when_none_is_set(
+    qtbot: QtBot, demo_context: AppContext, no_leaks: None
+) -> None:
+    from app.ui.pin_dialog import PinGuard, ask_pin
+
+    guard = PinGuard(demo_context.settings)
+    assert ask_pin(guard, None, required=True) is False
+    assert ask_pin(guard, None) is True  # a desk's first setup
+
+
+def test_first_kiosk_start_sets_a_pin_or_does_not_start(
+    qtbot: QtBot, config_dir: Path, monkeypatch: pytest.MonkeyPatch, no_leaks: None
+) -> None:
+    from PySide6.QtWidgets import QDialog
+
+    from app.settings import Settings
+    from app.ui import pin_dialog
+    from app.ui.pin_dialog import SetPinDialog, ensure_kiosk_pin
+
+    settings = Settings()
+    monkeypatch.setattr(SetPinDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    assert ensure_kiosk_pin(settings) is False and not settings.kiosk_pin_hash
+
+    dialog = SetPinDialog(settings)
+    qtbot.addWidget(dialog)
+    for pin, again, problem in (("123", "123", "4 to 12 digits"), ("2468", "2469", "differ")):
+        dialog.field.setText(pin)
+        dialog.again.setText(again)
+        dialog.try_set()
+        assert problem in dialog.message.text() and not settings.kiosk_pin_hash
+    dialog.field.setText("2468")
+    dialog.again.setText("2468")
+    dialog.try_set()
+    assert dialog.result() == QDialog.DialogCode.Accepted and settings.check_pin("2468")
+
+    fleet = Settings()
+    monkeypatch.setenv(pin_dialog.PIN_ENV, "97531")
+    assert ensure_kiosk_pin(fleet) is True
+    assert fleet.check_pin("97531") and not fleet.check_pin("2468")
+    stored = (config_dir / "settings.json").read_text("utf-8")
+    assert "97531" not in stored and fleet.kiosk_pin_hash in stored
 
 
 def test_an_unhandled_error_shows_a_friendly_dialog_and_logs_no_message(

@@ -548,7 +548,7 @@ def test_kiosk_settings_need_the_pin(
     asked: list[PinGuard] = []
     opened: list[int] = []
 
-    def refuse(guard: PinGuard, parent: object) -> bool:
+    def refuse(guard: PinGuard, parent: object, *args: object, **kwargs: object) -> bool:
         asked.append(guard)
         return False
 
