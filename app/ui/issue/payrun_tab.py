@@ -1,25 +1,29 @@
 """The "Pay run from a file" tab: check a CSV/JSON file, register it, watch it progress.
 
 The work runs in `app.issuer.runner` on a worker thread; this tab only shows progress and streams
-the per-row results into a table. A stopped run resumes when started again with the same output
-folder.
+the per-row results into a table. The bar is determinate through every phase (checking,
+registering, badges, PDFs): it shows how far the whole run is, with rows done, rows per second
+and the time left, and a line per phase. Stop leaves a resumable run: starting it again with the
+same output folder carries on where it stopped, and nothing is registered twice.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QCheckBox,
-    QFileDialog,
-    QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -28,14 +32,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import resources
 from app.context import AppContext
 from app.issuer.messages import describe_error
-from app.issuer.payrun import PayrunRow, RowProblem, read_payrun
-from app.issuer.runner import PayRun, Progress, RunSettings, RunSummary
-from app.ui.issue.form import HINT_STYLE
+from app.issuer.payrun import PayrunRow, RowProblem, count_rows, read_payrun
+from app.issuer.runner import PayRun, Progress, RunInterrupted, RunSettings, RunSummary
+from app.ui.folders import choose_folder, open_file
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.results import ProblemsFilter, ResultsModel
+from app.ui.issue.single import TWO_COLUMNS_FROM
+from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
+
+SCALE = 1000
+"""The bar counts thousandths of the whole run, so it moves smoothly through every phase."""
+CHECK_REPORT_EVERY = 50
+PHASES = (
+    ("checking", "Checking rows"),
+    ("registering", "Registering with the service"),
+    ("badges", "Making badges"),
+    ("pdfs", "Stamping payslip PDFs"),
+)
 
 
 class RunSignals(QObject):
@@ -43,6 +60,7 @@ class RunSignals(QObject):
 
     progress = Signal(object)
     results = Signal(object)
+    checking = Signal(int, object)  # rows checked, estimated total (None when unknown)
 
 
 @dataclass
@@ -51,11 +69,59 @@ class CheckOutcome:
     problems: list[RowProblem]
 
 
+@dataclass(frozen=True)
+class PhaseView:
+    """One line of the phase list: what it is, how many done of how many (None: not known)."""
+
+    phase: str
+    label: str
+    done: int
+    total: int | None
+
+    @property
+    def fraction(self) -> float | None:
+        if self.total is None:
+            return None
+        return 1.0 if self.total == 0 else min(self.done / self.total, 1.0)
+
+
+def phase_views(progress: Progress) -> list[PhaseView]:
+    """Every phase's count, from the runner's `steps()` when it has them (issue 12), else from
+    the counts every Progress has (rows handled of the estimated total)."""
+    steps = getattr(progress, "steps", None)
+    if callable(steps):
+        views = [PhaseView(s.phase, s.label, int(s.done), s.total) for s in steps()]
+        # PDFs only count when the run stamps any.
+        return [v for v in views if v.phase != "pdfs" or bool(getattr(progress, "with_pdf", 0))]
+    total = progress.total
+    return [PhaseView("registering", "Rows handled", progress.rows, total)]
+
+
+def overall_fraction(views: list[PhaseView]) -> float | None:
+    fractions = [v.fraction for v in views]
+    if not fractions or any(f is None for f in fractions):
+        return None
+    return sum(f for f in fractions if f is not None) / len(fractions)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 class PayRunTab(QWidget):
-    """Signals: `checked(CheckOutcome)`, `run_finished(object)` (a RunSummary or the message)."""
+    """Signals: `checked(CheckOutcome)`, `run_finished(object)` (a RunSummary or the message),
+    `progressed(int)` with the bar's value after every update."""
 
     checked = Signal(object)
     run_finished = Signal(object)
+    progressed = Signal(int)
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
@@ -63,62 +129,110 @@ class PayRunTab(QWidget):
         self.tasks = tasks
         self.issuer_panel = issuer_panel
         self._cancel: threading.Event | None = None
+        self._started = 0.0
+        self._last_out: Path | None = None
+        self.open_folder: Callable[[QUrl], object] = QDesktopServices.openUrl
+        """How a folder is shown (the desktop's file manager; tests record the call instead)."""
         self._build()
+
+    # ------------------------------------------------------------------ layout
 
     def _build(self) -> None:
         layout = QVBoxLayout(self)
-        form = QFormLayout()
+        layout.setContentsMargins(12, 12, 12, 12)
+        layout.setSpacing(12)
+        files, files_layout = section("Files")
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 1)
         self.run_file = QLineEdit()
         self.run_file.setObjectName("runFile")
-        self.run_file.setPlaceholderText("a .csv, .json or .jsonl file (see docs/issuer.md)")
+        self.run_file.setPlaceholderText("The pay-run file from your payroll (.csv or .json)")
         self.run_pdf_dir = QLineEdit()
-        self.run_pdf_dir.setPlaceholderText("optional: folder with one payslip PDF per employee")
+        self.run_pdf_dir.setPlaceholderText("Optional: a folder with one payslip PDF per employee")
         self.run_out_dir = QLineEdit()
         self.run_out_dir.setObjectName("runOut")
-        self.run_out_dir.setPlaceholderText("badges, stamped PDFs and results.csv go here")
-        for label, edit, pick in (
-            ("Pay-run file", self.run_file, self._pick_file),
-            ("Payslip PDFs", self.run_pdf_dir, lambda: self._pick_dir(self.run_pdf_dir)),
-            ("Output folder", self.run_out_dir, lambda: self._pick_dir(self.run_out_dir)),
+        self.run_out_dir.setPlaceholderText("Where the badges, stamped PDFs and results go")
+        for row, (caption, edit, pick) in enumerate(
+            (
+                ("Pay-run file", self.run_file, self._pick_file),
+                ("Payslip PDFs", self.run_pdf_dir, lambda: self._pick_dir(self.run_pdf_dir)),
+                ("Output folder", self.run_out_dir, lambda: self._pick_dir(self.run_out_dir)),
+            )
         ):
-            row = QHBoxLayout()
-            row.addWidget(edit, 1)
+            for widget in (edit,):
+                widget.setStyleSheet("font-family: sans-serif;")
             browse = QPushButton("Browse…")
             browse.clicked.connect(pick)
-            row.addWidget(browse)
-            form.addRow(label, row)
-        layout.addLayout(form)
-        hint = QLabel(
+            grid.addWidget(label(caption, "fieldLabel", wrap=False), row, 0)
+            grid.addWidget(edit, row, 1)
+            grid.addWidget(browse, row, 2)
+        files_layout.addLayout(grid)
+        sample = QHBoxLayout()
+        self.sample_button = QPushButton("Use the sample pay-run file")
+        self.sample_button.setObjectName("linkButton")
+        self.sample_button.clicked.connect(self.use_sample)
+        sample.addWidget(self.sample_button)
+        sample.addStretch(1)
+        files_layout.addLayout(sample)
+        self.hint = label(
             "Every row is checked first; rows with problems are listed and skipped, the rest are "
-            "registered in batches of up to 1000. A stopped run resumes safely when started "
-            "again with the same output folder."
+            "registered. If you stop a run (or the computer restarts), start it again with the "
+            "same output folder: it carries on where it stopped and registers nothing twice.",
+            "hint",
         )
-        hint.setWordWrap(True)
-        hint.setStyleSheet(HINT_STYLE)
-        layout.addWidget(hint)
+        files_layout.addWidget(self.hint)
+        files_layout.addStretch(1)
+        self.top = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.top.setSpacing(12)
+        self.top.addWidget(files, 1)
+        layout.addLayout(self.top)
+
+        run, run_layout = section("Run")
         buttons = QHBoxLayout()
         self.run_check_button = QPushButton("Check file")
+        self.run_check_button.setToolTip("Checks every row here; nothing is sent.")
         self.run_button = QPushButton("Register pay run")
-        self.run_button.setObjectName("runButton")
-        self.run_button.setStyleSheet("font-weight:bold;padding:6px 14px;")
+        self.run_button.setObjectName("primary")
         self.run_stop_button = QPushButton("Stop")
         self.run_stop_button.setEnabled(False)
-        self.problems_only = QCheckBox("Show problems only")
+        self.open_button = QPushButton("Open output folder")
+        self.open_button.setEnabled(False)
         buttons.addWidget(self.run_check_button)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.run_stop_button)
         buttons.addStretch(1)
-        buttons.addWidget(self.problems_only)
-        layout.addLayout(buttons)
+        buttons.addWidget(self.open_button)
+        run_layout.addLayout(buttons)
         self.run_progress = QProgressBar()
         self.run_progress.setObjectName("runProgress")
-        self.run_progress.setRange(0, 1)
+        self.run_progress.setRange(0, SCALE)
         self.run_progress.setValue(0)
-        layout.addWidget(self.run_progress)
-        self.run_status = QLabel("")
+        self.run_progress.setFormat("%p%")
+        run_layout.addWidget(self.run_progress)
+        figures = QHBoxLayout()
+        self.rows_label = label("", "fieldValue", wrap=False)
+        self.rate_label = label("", "fieldLabel", wrap=False)
+        self.left_label = label("", "fieldLabel", wrap=False)
+        figures.addWidget(self.rows_label)
+        figures.addStretch(1)
+        figures.addWidget(self.rate_label)
+        figures.addWidget(self.left_label)
+        run_layout.addLayout(figures)
+        self.phase_label = label("", "hint")
+        self.phase_label.setObjectName("runPhases")
+        run_layout.addWidget(self.phase_label)
+        self.run_status = label("", "runStatus")
         self.run_status.setObjectName("runStatus")
-        self.run_status.setWordWrap(True)
-        layout.addWidget(self.run_status)
+        run_layout.addWidget(self.run_status)
+        run_layout.addStretch(1)
+        self.top.addWidget(run, 1)
+
+        table_head = QHBoxLayout()
+        table_head.addWidget(label("ROWS", "sectionTitle", wrap=False))
+        table_head.addStretch(1)
+        self.problems_only = QCheckBox("Show problems only")
+        table_head.addWidget(self.problems_only)
+        layout.addLayout(table_head)
         self.results_model = ResultsModel(self)
         self.results_filter = ProblemsFilter(self)
         self.results_filter.setSourceModel(self.results_model)
@@ -128,6 +242,7 @@ class PayRunTab(QWidget):
         self.results_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.results_view.verticalHeader().setVisible(False)
+        self.results_view.setAlternatingRowColors(True)
         header = self.results_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
@@ -136,20 +251,43 @@ class PayRunTab(QWidget):
         self.run_signals = RunSignals(self)
         self.run_signals.progress.connect(self._run_progress)
         self.run_signals.results.connect(self._run_results)
+        self.run_signals.checking.connect(self._check_progress)
         self.run_check_button.clicked.connect(self.check_run)
         self.run_button.clicked.connect(self.start_run)
         self.run_stop_button.clicked.connect(self.stop_run)
+        self.open_button.clicked.connect(self.open_output_folder)
         self.problems_only.toggled.connect(self._filter_problems)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        wide = event.size().width() >= TWO_COLUMNS_FROM
+        self.top.setDirection(
+            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        )
+        super().resizeEvent(event)
+
+    # ------------------------------------------------------------------ files
+
+    def use_sample(self) -> None:
+        """The bundled sample file (invented employees), and a fresh output folder beside it."""
+        self.run_file.setText(str(resources.path("sample_payrun.csv")))
+        if not self.run_out_dir.text().strip():
+            stamp = time.strftime("%Y-%m-%d %H%M%S")
+            self.run_out_dir.setText(str(Path.home() / "Payslip badges" / f"Sample run {stamp}"))
+
     def _pick_file(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(
-            self, "Pay-run file", "", "Pay runs (*.csv *.json *.jsonl)"
+        name = open_file(
+            self,
+            self.context.settings,
+            "pay-run files",
+            "Choose the pay-run file",
+            "Pay runs (*.csv *.json *.jsonl)",
         )
         if name:
             self.run_file.setText(name)
 
     def _pick_dir(self, edit: QLineEdit) -> None:
-        name = QFileDialog.getExistingDirectory(self, "Choose a folder")
+        purpose = "payslip PDFs" if edit is self.run_pdf_dir else "pay-run output"
+        name = choose_folder(self, self.context.settings, purpose, "Choose a folder")
         if name:
             edit.setText(name)
 
@@ -170,6 +308,8 @@ class PayRunTab(QWidget):
             (Path(out_text) if out_text else None),
         )
 
+    # ------------------------------------------------------------------ checking
+
     def check_run(self) -> None:
         """Check every row locally (nothing is sent) and list the problems."""
         paths = self._run_paths()
@@ -182,10 +322,13 @@ class PayRunTab(QWidget):
         signals = self.run_signals
 
         def work() -> CheckOutcome:
+            total = count_rows(source)
             ready = 0
             problems: list[RowProblem] = []
             chunk: list[tuple[int, str, str, str, str]] = []
+            done = 0
             for item in read_payrun(source, pdf_dir=pdf_dir):
+                done += 1
                 if isinstance(item, PayrunRow):
                     ready += 1
                     chunk.append((item.number, item.external_id, "ready", "", ""))
@@ -194,23 +337,29 @@ class PayRunTab(QWidget):
                     chunk.append(
                         (item.number, item.external_id, "rejected", "", "; ".join(item.reasons))
                     )
-                if len(chunk) >= 1000:
+                if len(chunk) >= CHECK_REPORT_EVERY:
                     signals.results.emit(chunk)
+                    signals.checking.emit(done, total)
                     chunk = []
             signals.results.emit(chunk)
+            signals.checking.emit(done, done)
             return CheckOutcome(ready, problems)
 
         self.tasks.run(work, self._checked, self._run_failed)
 
     def _checked(self, outcome: CheckOutcome) -> None:
         self._set_running(False)
+        self.run_progress.setValue(SCALE)
         bad = len(outcome.problems)
-        self._set_run_status(
-            f"{outcome.ready} rows ready, {bad} with problems"
-            + (" (they will be skipped; fix them and run them later)." if bad else "."),
-            error=bool(bad),
-        )
+        text = f"{plural(outcome.ready, 'row')} ready, {bad} with problems"
+        if bad:
+            text += ": they will be skipped. Tick “Show problems only” to see why."
+        else:
+            text += ". Press “Register pay run” to register them."
+        self._set_run_status(text, error=bool(bad))
         self.checked.emit(outcome)
+
+    # ------------------------------------------------------------------ running
 
     def start_run(self) -> None:
         paths = self._run_paths()
@@ -227,6 +376,7 @@ class PayRunTab(QWidget):
             return
         self.results_model.clear()
         self._cancel = threading.Event()
+        self._last_out = out_dir
         signals = self.run_signals
         run = PayRun(
             client,
@@ -246,59 +396,103 @@ class PayRunTab(QWidget):
     def stop_run(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
-            self._set_run_status("Stopping after the current batch…")
+            self.run_stop_button.setEnabled(False)
+            self._set_run_status("Stopping after the rows in hand… (the run can be resumed)")
 
     def _set_running(self, running: bool, *, checking: bool = False) -> None:
         self.run_button.setEnabled(not running)
         self.run_check_button.setEnabled(not running)
         self.run_stop_button.setEnabled(running and not checking)
+        self.open_button.setEnabled(
+            not running and self._last_out is not None and self._last_out.is_dir()
+        )
         if running:
-            self.run_progress.setRange(0, 0)  # busy until the first count arrives
+            self._started = time.monotonic()
+            self.run_progress.setValue(0)
+            self.rows_label.setText("")
+            self.rate_label.setText("")
+            self.left_label.setText("")
+            self.phase_label.setText("")
+
+    def _check_progress(self, done: int, total: int | None) -> None:
+        view = PhaseView("checking", "Checking rows", done, total)
+        self._show(view.phase, [view], 0.0, finished=done == total)
 
     def _run_progress(self, progress: Progress) -> None:
-        if progress.total:
-            self.run_progress.setRange(0, progress.total)
-            self.run_progress.setValue(min(progress.rows, progress.total))
-        phase = {"registering": "registering a batch", "writing badges": "writing badges"}.get(
-            progress.phase, progress.phase
+        elapsed = float(getattr(progress, "elapsed", 0.0) or 0.0)
+        self._show(
+            progress.phase, phase_views(progress), elapsed, finished=progress.phase == "done"
         )
-        self._set_run_status(
-            f"{progress.rows} rows handled · {progress.created} registered · "
-            f"{progress.duplicate} already registered · {progress.errors} refused · "
-            f"{progress.rejected} not sent · {phase}"
+
+    def _show(self, phase: str, views: list[PhaseView], elapsed: float, *, finished: bool) -> None:
+        fraction = overall_fraction(views)
+        if fraction is not None:
+            value = round(fraction * SCALE)
+            if not finished:
+                value = min(value, SCALE - 1)  # full only when it is really finished
+            self.run_progress.setValue(max(value, self.run_progress.value()))
+        elapsed = elapsed or (time.monotonic() - self._started)
+        current = next((v for v in views if v.phase == phase), views[-1])
+        total = current.total
+        self.rows_label.setText(
+            f"{current.done} of {total} rows" if total is not None else f"{current.done} rows"
         )
+        if elapsed > 0.2 and current.done:
+            rate = current.done / elapsed
+            self.rate_label.setText(f"{rate:,.0f} rows/s")
+            if fraction and 0 < fraction < 1:
+                self.left_label.setText(f"· about {_duration(elapsed / fraction - elapsed)} left")
+        number = next((i for i, (name, _) in enumerate(PHASES, 1) if name == phase), 0)
+        lines = []
+        for view in views:
+            mark = "✓" if view.fraction == 1.0 else ("…" if view.phase == phase else " ")
+            count = f"{view.done} of {view.total}" if view.total is not None else f"{view.done}"
+            lines.append(f"{mark} {view.label}: {count}")
+        self.phase_label.setText("    ".join(lines))
+        if not finished and number:
+            name = PHASES[number - 1][1]
+            self._set_run_status(f"Step {number} of {len(PHASES)}: {name.lower()}…")
+        self.progressed.emit(self.run_progress.value())
 
     def _run_results(self, rows: list[tuple[int, str, str, str, str]]) -> None:
         self.results_model.append(rows)
+        self.results_view.scrollToBottom()
 
     def _run_done(self, summary: RunSummary) -> None:
-        self._set_running(False)
         self._cancel = None
+        self._set_running(False)
         p = summary.progress
-        self.run_progress.setRange(0, max(p.rows, 1))
-        self.run_progress.setValue(p.rows)
-        self._set_run_status(
+        self.run_progress.setValue(SCALE)
+        self.left_label.setText("")
+        text = (
             f"Done: {p.created} registered, {p.duplicate} already registered, {p.errors} "
-            f"refused, {p.rejected} not sent. Badges and {summary.results_csv.name} are in "
-            f"{summary.results_csv.parent}.",
-            error=not summary.clean,
+            f"refused, {p.rejected} not sent. The badges and the results list "
+            f"({summary.results_csv.name}) are in the output folder."
         )
+        self._set_run_status(text, error=not summary.clean)
         self.run_finished.emit(summary)
 
     def _run_failed(self, exc: Exception) -> None:
-        self._set_running(False)
         self._cancel = None
-        self.run_progress.setRange(0, 1)
-        self.run_progress.setValue(0)
-        text = describe_error(exc)
+        self._set_running(False)
+        if isinstance(exc, RunInterrupted):
+            text = (
+                f"Stopped. {describe_error(exc)} Press “Register pay run” again with the same "
+                "output folder to carry on; nothing will be registered twice."
+            )
+        else:
+            self.run_progress.setValue(0)
+            text = describe_error(exc)
         self._set_run_status(text, error=True)
         self.run_finished.emit(text)
 
     def _set_run_status(self, text: str, *, error: bool = False) -> None:
-        self.run_status.setText(text)
-        self.run_status.setStyleSheet("color:#a4262c;" if error else "")
+        set_status(self.run_status, text, error=error)
 
-    # ------------------------------------------------------------------ lifecycle
+    def open_output_folder(self) -> None:
+        folder = self._last_out
+        if folder is not None and folder.is_dir():
+            self.open_folder(QUrl.fromLocalFile(str(folder)))
 
     def shutdown(self) -> None:
         """Stop a running pay run; it stays resumable."""
@@ -309,3 +503,6 @@ class PayRunTab(QWidget):
 def _copy_progress(progress: Progress) -> Progress:
     """A snapshot: the worker keeps mutating its own Progress while the GUI reads this one."""
     return Progress(**vars(progress))
+
+
+__all__ = ["CheckOutcome", "PayRunTab", "PhaseView", "overall_fraction", "phase_views"]
