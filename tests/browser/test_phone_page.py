@@ -6,10 +6,12 @@ the browser. Screenshots go to tmp_path and /tmp/shots10 (never the repo).
 
 from __future__ import annotations
 
+import base64
 import socket
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -292,3 +294,31 @@ def test_pairing_link_signs_a_second_phone_in_until_disabled(
 
     assert_no_url_carried(phone_service, phone, secret)
     assert_no_url_carried(phone_service, phone, badge.ciphertext_text)
+
+
+def test_every_scan_url_form_verifies(
+    phone_service: PhoneService, browser: Any, phones: list[Phone]
+) -> None:
+    """PROTOCOL §3: the payload in the fragment, the percent-encoded payload in the path (the
+    older form, whose path the service keeps out of its log) and the `#1.` base64url fragment."""
+    badge = phone_service.issue_badge()
+    padded = badge.ciphertext_text + "=" * (-len(badge.ciphertext_text) % 8)
+    ciphertext = base64.b32decode(padded)
+    payload = f"2|{badge.reference}|{badge.ciphertext_text}"
+    b64 = base64.urlsafe_b64encode(ciphertext).decode("ascii").rstrip("=")
+    base = phone_service.url
+    phone = Phone(browser)
+    phones.append(phone)
+    phone.open(f"{base}/v")
+    phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    phone.page.wait_for_selector("#ready:not([hidden])")
+    for url in (
+        f"{base}/v#{payload}",
+        f"{base}/v/{quote(payload, safe='')}",
+        f"{base}/v/{badge.reference}#1.{b64}",
+    ):
+        phone.open(url)
+        assert phone.verdict() == "VERIFIED", url
+        assert "Alex Demo-Sample" in phone.page.inner_text("#verdict-facts")
+        assert "#" not in phone.page.url and "%7C" not in phone.page.url
+    assert not phone.errors, phone.errors

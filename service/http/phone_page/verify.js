@@ -480,4 +480,10 @@ function start() {
   return showSignIn("");
 }
 
+// A link opened in a tab already showing this page changes only the fragment: no reload.
+window.addEventListener("hashchange", () => {
+  state.address = readAddress();
+  start();
+});
+
 start();
