@@ -1,14 +1,22 @@
-"""The embedded service's controls: where it listens, whether it answers, and a restart.
+"""The Service screen: the verification service this desk uses, in words an office can act on.
 
-Health is polled off the GUI thread; the panel shows colour, a symbol and words together.
+Which kind of service it is (live, sandbox, demo), where its data is kept, whether it answers,
+how long it has been running and how much it holds; for the service embedded in this app, a
+Restart button. Health is polled off the GUI thread; the state is shown with colour, a symbol
+and words together. No class names or developer terms on the screen.
 """
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -17,56 +25,161 @@ from PySide6.QtWidgets import (
 )
 
 from app.context import AppContext
+from app.ui.staff_style import label, plural, section, set_status, staff_screen
 from app.ui.tasks import TaskRunner
+from service.config import default_data_dir
+from service.server import Running, start
 
 POLL_MS = 5000
+ENVIRONMENTS = {
+    "production": "Live — real payslips",
+    "sandbox": "Sandbox — test data only; results prove nothing about real payslips",
+}
+
+
+def environment_words(context: AppContext) -> str:
+    if context.demo is not None:
+        return "Demo — a temporary service with invented payslips; nothing is kept"
+    return ENVIRONMENTS.get(context.environment, context.environment.capitalize())
+
+
+def instance_dir(context: AppContext) -> Path | None:
+    """The embedded service's data folder (None for a service elsewhere)."""
+    running = context.service
+    if running is None:
+        return None
+    store_dir = getattr(running.store, "data_dir", None)
+    if store_dir is not None:
+        return Path(store_dir).parent
+    settings = context.settings
+    return Path(settings.data_dir) if settings.data_dir else default_data_dir()
+
+
+def store_words(running: Running | None) -> str:
+    if running is None:
+        return "Kept by the central service"
+    name = type(running.store).__name__.lower()
+    if "postgres" in name:
+        return "A PostgreSQL database server"
+    return "Files in the data folder on this computer"
+
+
+def restart_embedded(context: AppContext) -> Running:
+    """Stop the embedded service and start it again on the same address and data folder, so
+    every client of this app (and any paired desk) keeps working without new settings."""
+    old = context.service
+    if old is None:
+        raise RuntimeError("this desk does not run the service itself")
+    folder = instance_dir(context)
+    assert folder is not None
+    port = urlsplit(old.url).port or 0
+    environment = old.config.environment
+    old.stop()
+    context.service = start(folder, port=port, environment=environment)
+    return context.service
+
+
+def _uptime(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "less than a minute"
+    if minutes < 60:
+        return plural(minutes, "minute")
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{plural(hours, 'hour')} {plural(minutes, 'minute')}"
+    return plural(hours // 24, "day")
 
 
 class ServicePanel(QWidget):
-    """Signals: `health_changed(bool)` whenever a health check finishes."""
+    """Signals: `health_changed(bool)` whenever a health check finishes; `restarted()`."""
 
     health_changed = Signal(bool)
+    restarted = Signal()
 
     def __init__(self, context: AppContext, tasks: TaskRunner) -> None:
         super().__init__()
+        staff_screen(self)
         self.context = context
         self.tasks = tasks
         self.healthy: bool | None = None
         self._checking = False
+        self._started = time.monotonic()
         layout = QVBoxLayout(self)
-        title = QLabel("Service")
-        title.setObjectName("screenTitle")
-        layout.addWidget(title)
+        layout.setContentsMargins(24, 20, 24, 20)
+        layout.setSpacing(12)
+        layout.addWidget(label("Service", "screenTitle"))
+        running = context.service
+        layout.addWidget(
+            label(
+                "The verification service keeps the registered payslips and answers every "
+                "check. "
+                + (
+                    "It runs inside this app on this computer."
+                    if running is not None
+                    else "This desk uses a service that runs elsewhere."
+                ),
+                "screenSubtitle",
+            )
+        )
         self.state = QLabel("Checking…")
         self.state.setObjectName("serviceState")
-        self.state.setStyleSheet("font-size:18px;padding:8px;")
+        self.state.setStyleSheet("font-size:15pt;padding:10px 14px;border-radius:8px;")
         layout.addWidget(self.state)
-        form = QFormLayout()
-        running = context.service
-        mode = "embedded" if running else "remote"
-        if context.demo is not None:
-            mode = "embedded (demo: temporary data)"
-        self.url_label = QLabel(context.service_url or "not configured")
+
+        about, about_layout = section("About this service")
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 1)
+        grid.setHorizontalSpacing(18)
+        grid.setVerticalSpacing(8)
+        self.url_label = label(context.service_url or "not set up", "fieldValue")
         self.url_label.setObjectName("serviceUrl")
-        form.addRow("Mode", QLabel(mode))
-        form.addRow("Address", self.url_label)
-        form.addRow("Environment", QLabel(context.environment))
-        if running is not None:
-            form.addRow("Store", QLabel(type(running.store).__name__))
-            form.addRow("OpenAPI", QLabel(f"{running.url}/openapi.json"))
-        layout.addLayout(form)
+        folder = instance_dir(context)
+        if context.demo is not None:
+            folder_text = "A temporary folder, deleted when the app closes"
+        elif folder is not None:
+            folder_text = str(folder)
+        else:
+            folder_text = "On the central service"
+        self.uptime_label = label("", "fieldValue")
+        self.counts_label = label("", "fieldValue")
+        self.environment_label = label(environment_words(context), "fieldValue")
+        rows: list[tuple[str, QLabel]] = [
+            ("Kind", self.environment_label),
+            ("Runs", label("Inside this app" if running else "Elsewhere", "fieldValue")),
+            ("Address", self.url_label),
+            ("Data kept in", label(store_words(running), "fieldValue")),
+            ("Data folder", label(folder_text, "fieldValue")),
+            ("Running for", self.uptime_label),
+            ("Holds", self.counts_label),
+        ]
+        for row, (caption, value) in enumerate(rows):
+            grid.addWidget(label(caption, "fieldLabel", wrap=False), row, 0)
+            grid.addWidget(value, row, 1)
+        about_layout.addLayout(grid)
+        layout.addWidget(about)
+
         buttons = QHBoxLayout()
         self.check_button = QPushButton("Check now")
         self.copy_button = QPushButton("Copy address")
+        self.restart_button = QPushButton("Restart the service")
+        self.restart_button.setVisible(running is not None)
+        self.restart_button.setToolTip(
+            "Stops and starts the service inside this app; verifying pauses for a moment."
+        )
         buttons.addWidget(self.check_button)
         buttons.addWidget(self.copy_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.restart_button)
         layout.addLayout(buttons)
+        self.message = label("", "hint")
+        layout.addWidget(self.message)
         layout.addStretch(1)
         self.check_button.clicked.connect(self.check)
         self.copy_button.clicked.connect(
             lambda: QGuiApplication.clipboard().setText(self.context.service_url)
         )
+        self.restart_button.clicked.connect(self.restart)
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.check)
@@ -74,20 +187,74 @@ class ServicePanel(QWidget):
         self.check()
 
     def check(self) -> None:
+        self.uptime_label.setText(_uptime(time.monotonic() - self._started))
         if self._checking or not self.context.service_url:
             return
         self._checking = True
         url = self.context.service_url
         client = self.context.verifier
-        self.tasks.run(lambda: client.healthz(url), self._show, lambda _: self._show(False))
+        admin = self.context.admin
 
-    def _show(self, healthy: object) -> None:
+        def work() -> tuple[bool, dict[str, Any] | None]:
+            healthy = client.healthz(url)
+            overview = None
+            if healthy and admin is not None:
+                try:
+                    overview = admin.admin_list()
+                except Exception:  # counts are a nicety; health is what matters here
+                    overview = None
+            return healthy, overview
+
+        self.tasks.run(work, self._show, lambda _: self._show((False, None)))
+
+    def _show(self, answer: tuple[bool, dict[str, Any] | None]) -> None:
         self._checking = False
+        healthy, overview = answer
         self.healthy = bool(healthy)
         if self.healthy:
-            self.state.setText("✔ Running — answering health checks")
-            self.state.setStyleSheet("font-size:18px;padding:8px;background:#dff6dd;color:#0b6a0b;")
+            self.state.setText("✔ Running — answering checks")
+            self.state.setStyleSheet(
+                "font-size:15pt;padding:10px 14px;border-radius:8px;"
+                "background:#e8f3eb;color:#1b6e31;font-weight:600;"
+            )
         else:
-            self.state.setText("✖ Not answering — verification will fail until it is back")
-            self.state.setStyleSheet("font-size:18px;padding:8px;background:#fde7e9;color:#a4262c;")
+            self.state.setText("✖ Not answering — verifying will fail until it is back")
+            self.state.setStyleSheet(
+                "font-size:15pt;padding:10px 14px;border-radius:8px;"
+                "background:#fbeceb;color:#b3261e;font-weight:600;"
+            )
+        if overview is not None:
+            self.counts_label.setText(
+                f"{plural(int(overview.get('record_count', 0)), 'registered payslip')}, "
+                f"{plural(len(overview.get('issuers', [])), 'payroll provider')}, "
+                f"{plural(len(overview.get('verifiers', [])), 'front desk')}"
+            )
+        elif not self.counts_label.text():
+            self.counts_label.setText("Shown on the computer that runs the service")
         self.health_changed.emit(self.healthy)
+
+    def restart(self) -> None:
+        """Restart the embedded service off the GUI thread; the panel reports how it went."""
+        if self.context.service is None:
+            return
+        self.restart_button.setEnabled(False)
+        set_status(self.message, "Restarting the service…")
+
+        def done(_: object) -> None:
+            self.restart_button.setEnabled(True)
+            self._started = time.monotonic()
+            self.url_label.setText(self.context.service_url)
+            set_status(self.message, "The service was restarted.")
+            self.restarted.emit()
+            self.check()
+
+        def failed(exc: Exception) -> None:
+            self.restart_button.setEnabled(True)
+            set_status(
+                self.message,
+                "The service could not be restarted. Close and reopen the app.",
+                error=True,
+            )
+            self.check()
+
+        self.tasks.run(lambda: restart_embedded(self.context), done, failed)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QGuiApplication, QKeyEvent
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
@@ -126,8 +126,40 @@ def test_service_panel_shows_a_running_embedded_service(
     qtbot.waitUntil(lambda: panel.healthy is True, timeout=10000)
     assert "Running" in panel.state.text()
     assert panel.url_label.text() == demo_context.service_url
-    panel.grab().save(str(screenshot_dir / "service.png"))
+    qtbot.waitUntil(lambda: "registered payslips" in panel.counts_label.text(), timeout=10000)
+    words = "\n".join(w.text() for w in panel.findChildren(QLabel) if w.isVisibleTo(panel))
+    assert "Demo" in panel.environment_label.text()
+    for term in ("production", "TinyDB", "Store", "OpenAPI", "embedded"):
+        assert term not in words, term
+    assert "3 registered payslips, 1 payroll provider, 1 front desk" in words
+    assert "Files in the data folder" in words and "temporary folder" in words
+    assert panel.uptime_label.text()
+    shoot(panel, screenshot_dir, "service")
     panel.timer.stop()
+    tasks.wait()
+
+
+def test_service_panel_restarts_the_embedded_service(
+    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
+) -> None:
+    tasks = TaskRunner()
+    panel = ServicePanel(demo_context, tasks)
+    qtbot.addWidget(panel)
+    panel.timer.stop()
+    qtbot.waitUntil(lambda: panel.healthy is True, timeout=10000)
+    before = demo_context.service
+    url = demo_context.service_url
+    assert panel.restart_button.isVisible() or panel.restart_button.isVisibleTo(panel)
+    with qtbot.waitSignal(panel.restarted, timeout=20000):
+        panel.restart_button.click()
+    assert demo_context.service is not before and demo_context.service_url == url
+    qtbot.waitUntil(lambda: panel.healthy is True and not panel._checking, timeout=10000)
+    assert "restarted" in panel.message.text()
+    # The data survived and the app's own clients still work against the restarted service.
+    assert demo_context.admin is not None
+    assert demo_context.admin.admin_list()["record_count"] == 3
+    assert demo_context.verifier.healthz(url)
+    shoot(panel, screenshot_dir, "service-restarted")
     tasks.wait()
 
 
