@@ -35,8 +35,11 @@ class Settings:
     client_id: str = ""
     environment: str = "production"
     camera: str = "0"
-    """An OpenCV device index, or a video file path (used by tests and demos)."""
+    """``name:<camera name>`` (chosen in the settings), an OpenCV device index, or a video file
+    path (used by tests and demos); see app.scan.cameras."""
     idle_timeout: int = 60
+    verdict_sound: bool = False
+    """A short sound per verdict (off by default: many front desks are quiet places)."""
     kiosk_pin_hash: str = ""
     data_dir: str = ""
     demo_offered: bool = False

@@ -16,6 +16,8 @@ when the result leaves the screen.
 
 When the camera disappears (unplugged, or the video file used by tests and demos ends) the worker
 says so once and tries to open it again every ``retry_ms``, so the desk never needs a restart.
+It tells "No camera found" (none was ever opened: nothing to reconnect) from "Camera
+disconnected" (one was working), because the two need different things from the operator.
 Decoded texts are never logged: they are encrypted payslips.
 """
 
@@ -31,6 +33,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QImage
 
+from app.scan.cameras import resolve_camera
 from app.scan.debounce import Debouncer
 from app.scan.decoders import Decoder, decoder_chain
 from app.scan.frames import CameraUnavailable, FrameSource, OpenCVSource, crop_box, prepare_frame
@@ -38,6 +41,7 @@ from app.scan.frames import CameraUnavailable, FrameSource, OpenCVSource, crop_b
 log = logging.getLogger("app.camera")
 
 CAMERA_LOST_MESSAGE = "Camera disconnected — reconnect it or choose another in Settings"
+NO_CAMERA_MESSAGE = "No camera found — connect one, or choose one in Settings"
 CROP_FRACTION = 0.85
 """Share of the frame's short side that is decoded and outlined in the preview."""
 DEFAULT_FILE_FPS = 25.0
@@ -92,13 +96,18 @@ class ScanStats:
 
 
 def camera_target(setting: str) -> int | str:
-    """``settings.camera`` as OpenCV wants it: a device index, or a video file path."""
-    text = setting.strip()
-    return int(text) if text.isdigit() else text
+    """``settings.camera`` as OpenCV wants it: a device index, or a video file path.
+
+    Raises CameraUnavailable when the camera saved by name is not connected now."""
+    target = resolve_camera(setting)
+    if target is None:
+        raise CameraUnavailable("the chosen camera is not connected")
+    return target
 
 
 def opencv_opener(setting: str) -> SourceOpener:
-    """Opens ``settings.camera`` through OpenCV each time it is called (first use and retries)."""
+    """Opens ``settings.camera`` through OpenCV each time it is called (first use and retries);
+    a camera saved by name is looked up again each time (it may come back at another index)."""
 
     def open_source() -> OpenedSource:
         target = camera_target(setting)
@@ -129,8 +138,9 @@ class CameraWorker(QObject):
         preview_ready(): a new preview image is waiting in :meth:`take_preview`.
         code_accepted(str): the debounce accepted this QR text (held until released).
         camera_ready(str): the source opened; carries its description ("camera 0").
-        camera_lost(str): the source is unavailable or stopped; carries a message for the user.
-            Emitted once per outage, not on every retry.
+        camera_lost(str): the source is unavailable or stopped; carries a message for the user
+            (:data:`NO_CAMERA_MESSAGE` until a camera has worked, then
+            :data:`CAMERA_LOST_MESSAGE`). Emitted once per outage, not on every retry.
     """
 
     preview_ready = Signal()
@@ -164,6 +174,7 @@ class CameraWorker(QObject):
         self._tick_timer: QTimer | None = None
         self._retry_timer: QTimer | None = None
         self._lost = False
+        self._ever_opened = False
         self._preview_lock = threading.Lock()  # the GUI takes the preview from its own thread
         self._preview: QImage | None = None
         self.stats = stats or ScanStats()
@@ -219,6 +230,7 @@ class CameraWorker(QObject):
             return
         self._source = opened.source
         self._lost = False
+        self._ever_opened = True
         log.info("camera opened: %s", opened.description)
         self.camera_ready.emit(opened.description)
         assert self._tick_timer is not None
@@ -231,7 +243,7 @@ class CameraWorker(QObject):
         if not self._lost:
             self._lost = True
             log.info("camera unavailable (%s); retrying every %d ms", reason, self._retry_ms)
-            self.camera_lost.emit(CAMERA_LOST_MESSAGE)
+            self.camera_lost.emit(CAMERA_LOST_MESSAGE if self._ever_opened else NO_CAMERA_MESSAGE)
         if self._retry_timer is not None:
             self._retry_timer.start(self._retry_ms)
 

@@ -1,4 +1,5 @@
-"""The desk's settings: camera, privacy timeout, which service to use, and the kiosk PIN.
+"""The desk's settings: camera (by name, with a live preview), privacy timeout, verdict sound,
+which service to use, and the kiosk PIN.
 
 The client secret goes to the :class:`SecretStore` under ``remote:<client_id>`` and never into
 ``settings.json`` (settings files get copied and mailed around; keyrings do not). A field left
@@ -10,10 +11,13 @@ and embedded service belong to the app's composition root, not to this dialog.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage, QPixmap, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,12 +35,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.scan.cameras import NAME_PREFIX, camera_label, list_cameras
 from app.settings import SecretStore, Settings
+from app.ui.camera_worker import NO_CAMERA_MESSAGE, CameraScanner, SourceOpener, opencv_opener
 
 log = logging.getLogger("app.settings_dialog")
 
 MIN_IDLE, MAX_IDLE = 5, 600
 MIN_PIN, MAX_PIN = 4, 12
+PREVIEW_WIDTH, PREVIEW_HEIGHT = 320, 200
+PREVIEW_NO_DECODE = 1_000_000
+"""The settings preview only shows frames; it never decodes or verifies anything."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,7 @@ class SettingsDialog(QDialog):
         *,
         save_dir: Path | None = None,
         allow_no_pin: bool = True,
+        preview_opener: Callable[[str], SourceOpener] | None = None,
     ) -> None:
         super().__init__(parent)
         self.settings = settings
@@ -86,15 +96,33 @@ class SettingsDialog(QDialog):
         desk = QGroupBox("This desk")
         desk_form = QFormLayout(desk)
         camera_row = QHBoxLayout()
+        # The saved value (``name:<camera>``, a device number or a video file); the list below
+        # is how an operator chooses it.
         self.camera = QLineEdit(settings.camera)
-        self.camera.setPlaceholderText("0 = first camera, 1 = second, or a video file")
-        self.camera.setAccessibleName("Camera")
+        self.camera.setAccessibleName("Camera setting")
+        self.camera.hide()
+        self.camera_choice = QComboBox()
+        self.camera_choice.setAccessibleName("Camera")
+        self._fill_cameras(settings.camera)
+        self.camera_choice.currentIndexChanged.connect(self._camera_chosen)
         browse = QPushButton("Video file…")
         browse.setToolTip("Use a recorded video as the camera (for demos and testing)")
         browse.clicked.connect(self._browse_video)
-        camera_row.addWidget(self.camera, 1)
+        camera_row.addWidget(self.camera_choice, 1)
         camera_row.addWidget(browse)
         desk_form.addRow("Camera", camera_row)
+        self.camera_preview = QLabel("Starting the camera…")
+        self.camera_preview.setObjectName("settingsPreview")
+        self.camera_preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.camera_preview.setFixedSize(PREVIEW_WIDTH, PREVIEW_HEIGHT)
+        self.camera_preview.setStyleSheet("background:#20262e;color:#cfd6df;border-radius:6px;")
+        self.camera_preview.setWordWrap(True)
+        desk_form.addRow("Preview", self.camera_preview)
+        self._scanner: CameraScanner | None = None
+        self._preview_opener = preview_opener
+        self.sound = QCheckBox("Play a short sound with each verdict")
+        self.sound.setChecked(bool(settings.verdict_sound))
+        desk_form.addRow("Sound", self.sound)
         self.idle = QSpinBox()
         self.idle.setRange(MIN_IDLE, MAX_IDLE)
         self.idle.setSuffix(" s")
@@ -172,18 +200,91 @@ class SettingsDialog(QDialog):
         for field in (self.verifier_url, self.auth_url, self.client_id, self.client_secret):
             field.setEnabled(remote)
 
+    def _fill_cameras(self, current: str) -> None:
+        """Cameras by name; the saved choice first if it is not connected now."""
+        self.camera_choice.blockSignals(True)
+        self.camera_choice.clear()
+        choices = list_cameras()
+        for choice in choices:
+            self.camera_choice.addItem(choice.label, choice.setting)
+        if current and self.camera_choice.findData(current) < 0:
+            label = camera_label(current)
+            if current.startswith(NAME_PREFIX):
+                label += " (not connected)"
+            self.camera_choice.insertItem(0, label, current)
+        if self.camera_choice.count() == 0:
+            self.camera_choice.addItem("No camera found", "")
+        self.camera_choice.setCurrentIndex(max(0, self.camera_choice.findData(current)))
+        self.camera_choice.blockSignals(False)
+
+    def _camera_chosen(self) -> None:
+        self.camera.setText(str(self.camera_choice.currentData() or ""))
+        self._start_preview()
+
     def _browse_video(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
             self, "Video to use as the camera", "", "Videos (*.avi *.mp4 *.mkv *.mov)"
         )
         if path:
             self.camera.setText(path)
+            self._fill_cameras(path)
+            self._start_preview()
+
+    # -- live preview of the chosen camera ----------------------------------------------------
+
+    def _start_preview(self) -> None:
+        """Show what the chosen camera sees (no decoding), so the operator picks the right one."""
+        self._stop_preview()
+        setting = self.camera.text().strip()
+        if not setting:
+            self.camera_preview.setText(NO_CAMERA_MESSAGE)
+            return
+        self.camera_preview.setText("Starting the camera…")
+        opener = (self._preview_opener or opencv_opener)(setting)
+        scanner = CameraScanner(opener, decode_every=PREVIEW_NO_DECODE, parent=self)
+        scanner.preview.connect(self._show_preview)
+        scanner.camera_lost.connect(self._preview_lost)
+        self._scanner = scanner
+        scanner.start()
+
+    def _show_preview(self, image: QImage) -> None:
+        self.camera_preview.setPixmap(
+            QPixmap.fromImage(image).scaled(
+                self.camera_preview.size(),
+                Qt.AspectRatioMode.KeepAspectRatio,
+                Qt.TransformationMode.SmoothTransformation,
+            )
+        )
+
+    def _preview_lost(self, message: str) -> None:
+        self.camera_preview.clear()
+        self.camera_preview.setText(message)
+
+    def _stop_preview(self) -> None:
+        scanner, self._scanner = self._scanner, None
+        if scanner is not None:
+            scanner.stop()
+            scanner.deleteLater()
+
+    @property
+    def previewing(self) -> bool:
+        return self._scanner is not None
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._scanner is None:
+            self._start_preview()
+
+    def done(self, result: int) -> None:
+        """Closing the dialog in any way releases the camera for the verify screen."""
+        self._stop_preview()
+        super().done(result)
 
     def problems(self) -> list[str]:
         """Why the form cannot be saved as it stands (empty when it can)."""
         found: list[str] = []
         if not self.camera.text().strip():
-            found.append("Choose a camera: 0 for the first one.")
+            found.append("Choose a camera, or a video file.")
         if self.mode.currentData() == "remote":
             if not _usable_url(self.verifier_url.text().strip()):
                 found.append(
@@ -218,6 +319,7 @@ class SettingsDialog(QDialog):
         change_idle = self.idle.value() != s.idle_timeout
         s.camera = camera
         s.idle_timeout = self.idle.value()
+        s.verdict_sound = self.sound.isChecked()
         s.mode = str(self.mode.currentData())
         s.environment = str(self.environment.currentData())
         secret_changed = False

@@ -633,20 +633,23 @@ class VerifyScreen(QWidget):
     # -- settings -----------------------------------------------------------------------------
 
     def open_settings(self) -> None:
-        """The settings dialog; in kiosk mode only after the operator PIN."""
+        """The settings dialog; in kiosk mode only after the operator PIN.
+
+        The camera is handed over to the dialog's preview while it is open (most cameras cannot
+        be opened twice) and taken back when it closes."""
         if self.kiosk and not ask_pin(self._pin_guard, self, required=True):
             return
+        camera_was_on = self.scanner is not None
+        self.stop_camera()
         dialog = SettingsDialog(
             self.context.settings, self.context.secrets, self, allow_no_pin=not self.kiosk
         )
         try:
-            if dialog.exec() != SettingsDialog.DialogCode.Accepted:
-                return
-            change = dialog.change
+            dialog.exec()
         finally:
             dialog.deleteLater()
-        if change.camera and self.scanner is not None:
-            self.restart_camera()
+            if camera_was_on:
+                self.start_camera()
 
     # -- camera -------------------------------------------------------------------------------
 

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 import segno
 
+from app.scan.cameras import camera_label, list_cameras, resolve_camera
 from app.scan.frames import CameraUnavailable
 from app.ui import camera_worker
 from app.ui.camera_worker import (
-    CAMERA_LOST_MESSAGE,
+    NO_CAMERA_MESSAGE,
     CameraScanner,
     CameraWorker,
     OpenedSource,
@@ -112,6 +113,33 @@ def test_camera_target_reads_indexes_and_paths() -> None:
     assert camera_target("0") == 0
     assert camera_target(" 2 ") == 2
     assert camera_target("/videos/desk.avi") == "/videos/desk.avi"
+    with pytest.raises(CameraUnavailable):
+        camera_target("name:A camera that is not plugged in")
+
+
+def _fake_sysfs(root: Path, devices: dict[str, str]) -> Path:
+    """A /sys/class/video4linux tree as the kernel lays it out (node -> name file)."""
+    for node, name in devices.items():
+        (root / node).mkdir(parents=True)
+        (root / node / "name").write_text(name + "\n", "utf-8")
+    return root
+
+
+def test_cameras_are_listed_and_found_again_by_name(tmp_path: Path) -> None:
+    root = _fake_sysfs(
+        tmp_path / "v4l",
+        {"video0": "Integrated Webcam", "video1": "Integrated Webcam", "video2": "Desk Cam HD"},
+    )
+    choices = list_cameras(root)
+    assert [(c.label, c.setting) for c in choices] == [
+        ("Integrated Webcam", "name:Integrated Webcam"),
+        ("Desk Cam HD", "name:Desk Cam HD"),
+    ]
+    assert resolve_camera("name:Desk Cam HD", root) == 2
+    assert resolve_camera("name:Gone", root) is None
+    assert resolve_camera("1", root) == 1
+    assert camera_label("name:Desk Cam HD") == "Desk Cam HD"
+    assert list_cameras(tmp_path / "nothing here") == []
 
 
 def test_one_sighting_is_not_enough(scanners: list[CameraScanner], qtbot: Any) -> None:
@@ -174,7 +202,7 @@ def test_lost_camera_is_retried_until_it_is_back(scanners: list[CameraScanner], 
     _, seen = run(scanners, flaky, retry_ms=30)
     qtbot.waitUntil(lambda: bool(seen.codes), timeout=5000)
     assert len(attempts) >= 3
-    assert seen.lost[0] == CAMERA_LOST_MESSAGE
+    assert seen.lost[0] == NO_CAMERA_MESSAGE  # never opened: nothing was "disconnected"
     assert seen.ready == ["camera 0"]
     # Said once per outage, not on every retry: two failed opens, one message.
     assert seen.events[:2] == ["lost", "ready"]
@@ -186,7 +214,7 @@ def test_opener_that_crashes_is_a_lost_camera(scanners: list[CameraScanner], qtb
 
     _, seen = run(scanners, broken)
     qtbot.waitUntil(lambda: bool(seen.lost), timeout=5000)
-    assert seen.lost == [CAMERA_LOST_MESSAGE]
+    assert seen.lost == [NO_CAMERA_MESSAGE]
 
 
 def test_stop_does_not_wait_for_the_retry(scanners: list[CameraScanner], qtbot: Any) -> None:

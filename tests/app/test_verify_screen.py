@@ -30,7 +30,7 @@ from app.context import AppContext, verifier_client
 from app.presentation import amount_of, error_message
 from app.settings import SecretStore, Settings
 from app.ui import verify_screen as verify_screen_module
-from app.ui.camera_worker import CAMERA_LOST_MESSAGE
+from app.ui.camera_worker import CAMERA_LOST_MESSAGE, NO_CAMERA_MESSAGE
 from app.ui.pin_dialog import MAX_TRIES, PinDialog, PinGuard
 from app.ui.result_card import ANOTHER_CODE_HINT, SLOW_TEXT
 from app.ui.settings_dialog import SettingsDialog
@@ -703,7 +703,8 @@ def test_missing_camera_says_so_and_comes_back(
     target = tmp_path / camera if camera.endswith(".avi") else None
     demo_context.settings.camera = str(target) if target else camera
     screen = make_screen(camera_retry_ms=200)
-    qtbot.waitUntil(lambda: CAMERA_LOST_MESSAGE in screen.camera_status.text(), timeout=5000)
+    qtbot.waitUntil(lambda: NO_CAMERA_MESSAGE in screen.camera_status.text(), timeout=5000)
+    assert "disconnected" not in screen.camera_status.text()  # there was none to disconnect
     assert screen.camera_status.property("problem") is True
     shot(screen, screenshot_dir, f"camera_lost_{camera}")
     if target is None:
@@ -713,6 +714,47 @@ def test_missing_camera_says_so_and_comes_back(
     with qtbot.waitSignal(screen.result_shown, timeout=RESULT_TIMEOUT):
         pass
     assert NZ_NET in screen.card.visible_texts()
+    # Once a camera has worked, losing it is a disconnection.
+    qtbot.waitUntil(lambda: CAMERA_LOST_MESSAGE in screen.camera_status.text(), timeout=5000)
+
+
+def test_settings_choose_the_camera_by_name_with_a_live_preview(
+    qtbot: Any,
+    no_leaks: None,
+    config_dir: Path,
+    demo_context: AppContext,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    screenshot_dir: Path,
+) -> None:
+    settings = Settings(camera="name:Front Desk Cam")  # saved earlier; not connected now
+    dialog = SettingsDialog(
+        settings, SecretStore(config_dir, use_keyring=False), save_dir=config_dir
+    )
+    qtbot.addWidget(dialog)
+    labels = [dialog.camera_choice.itemText(i) for i in range(dialog.camera_choice.count())]
+    assert labels[0] == "Front Desk Cam (not connected)"
+    assert not dialog.sound.isChecked()  # the verdict sound is off by default
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.camera_preview.text() == NO_CAMERA_MESSAGE, timeout=5000)
+    badge = badge_grey(sample(demo_context, "AU").scan_url)
+    video = write_video(tmp_path / "desk camera.avi", [camera_frame(badge, i) for i in range(60)])
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(video), ""))
+    dialog._browse_video()
+    qtbot.waitUntil(
+        lambda: (
+            dialog.camera_preview.pixmap() is not None
+            and not dialog.camera_preview.pixmap().isNull()
+        ),
+        timeout=5000,
+    )
+    assert dialog.camera_choice.currentText() == "Video file desk camera.avi"
+    dialog.grab().save(str(screenshot_dir / "settings_camera_preview.png"))
+    dialog.grab().save(str(SHOTS_REVIEW / "settings_camera_preview.png"))
+    dialog.sound.setChecked(True)
+    dialog.save()
+    assert not dialog.previewing  # the camera is released for the verify screen
+    assert settings.camera == str(video) and settings.verdict_sound
 
 
 # -- the verify moment (issue 9) ------------------------------------------------------------------
