@@ -260,7 +260,8 @@ def test_pairing_link_signs_a_second_phone_in_until_disabled(
     phone.page.click("#pair-button")
     phone.page.wait_for_selector("#ready:not([hidden])")
     assert "This phone is paired" in phone.text()
-    assert "Signed in: Test Desk" in phone.text()
+    assert phone.page.text_content("#ready-eyebrow") == "Signed in as Test Desk"
+    assert phone.page.inner_text("#who-name") == "Test Desk"
     phone.shot("phone-paired", tmp_path)
     phone.open(badge.url)  # the next badge link: no sign-in needed
     assert phone.verdict() == "VERIFIED"

@@ -236,7 +236,9 @@ function message(id, text) {
 function showWho() {
   const token = savedToken();
   $("who").hidden = !token;
-  $("who-name").textContent = token ? `Signed in: ${token.label}` : "";
+  $("who-name").textContent = token ? token.label : "";
+  $("who-name").title = token ? `Signed in as ${token.label}` : "";
+  $("ready-eyebrow").textContent = token ? `Signed in as ${token.label}` : "Signed in";
 }
 
 function showSignIn(reason) {
@@ -446,7 +448,8 @@ $("pair-button").addEventListener("click", async () => {
       : "This pairing code has already been used or has expired. Ask your administrator for a new one.";
     return message("pair-message", text);
   }
-  const { client_id: clientId, client_secret: clientSecret, name } = reply.data;
+  const { client_id: clientId, client_secret: clientSecret } = reply.data;
+  const name = String(reply.data.name || clientId).split(" · ")[0]; // the front desk's name
   state.address = { kind: "none" };
   const result = await signIn(clientId, clientSecret, name);
   if ($("pair-remember").checked) {
