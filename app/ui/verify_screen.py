@@ -70,6 +70,7 @@ from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard, plain_label
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.style import screen_stylesheet
 from app.ui.tasks import TaskRunner
+from app.ui.verdict_sound import VerdictSound
 from app.verify_flow import Attempt, Outcome, is_payslip_code, refusal, verify_reading
 
 log = logging.getLogger("app.verify")
@@ -186,6 +187,7 @@ class VerifyScreen(QWidget):
         self._last_reader: Reader | None = None
         self._remaining = 0
         self._pin_guard = PinGuard(context.settings)
+        self.sound = VerdictSound(lambda: bool(context.settings.verdict_sound))
         self.scanner: CameraScanner | None = None
         self._pixmap: QPixmap | None = None
 
@@ -552,6 +554,8 @@ class VerifyScreen(QWidget):
         self.card.banner.next_button.setText("Next  (Esc)")
         self._fit_card()
         self.card.show_outcome(outcome)
+        if outcome.verdict is not None:
+            self.sound.play(outcome.verdict)
         self._countdown.start()
         focus = self.card.banner.retry_button
         (focus if focus.isVisibleTo(self.card) else self.card.banner.next_button).setFocus()

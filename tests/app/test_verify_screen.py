@@ -12,6 +12,7 @@ import io
 import logging
 import socket
 import threading
+import wave
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from app.ui.pin_dialog import MAX_TRIES, PinDialog, PinGuard
 from app.ui.result_card import ANOTHER_CODE_HINT, SLOW_TEXT
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.tasks import TaskRunner
+from app.ui.verdict_sound import verdict_wav
 from app.ui.verify_screen import VerifyScreen
 from app.verdicts import INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE
 from service.demo import DemoSample
@@ -1032,3 +1034,32 @@ def test_each_verdict_is_the_screen_on_a_kiosk(
     screenshot_dir: Path,
 ) -> None:
     _verdict_screens(make_screen, demo_context, qtbot, monkeypatch, screenshot_dir, kiosk=True)
+
+
+def test_verdict_sound_is_off_by_default_and_tells_the_verdicts_apart(
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+) -> None:
+    played: list[tuple[str, bytes]] = []
+    screen = make_screen()
+    screen.sound.player = lambda verdict, data: played.append((verdict, data))
+    assert demo_context.settings.verdict_sound is False
+    screen.code_field.setText(sample(demo_context, "AU").payload)
+    wait_result(qtbot, screen, screen.submit_text)
+    assert played == []  # off by default
+    screen.clear_result()
+    demo_context.settings.verdict_sound = True
+    for prefix, verdict in (("AU", "verified"), ("Revoked", "not_verified")):
+        screen.code_field.setText(sample(demo_context, prefix).payload)
+        assert wait_result(qtbot, screen, screen.submit_text) == verdict
+        screen.clear_result()
+    assert [v for v, _ in played] == ["verified", "not_verified"]
+    # Each sound is a real, short WAV, and the three differ.
+    sounds = {v: verdict_wav(v) for v in ("verified", "not_verified", "cannot_verify")}
+    assert played[0][1] == sounds["verified"]
+    assert len(set(sounds.values())) == 3
+    for data in sounds.values():
+        with wave.open(io.BytesIO(data)) as clip:
+            seconds = clip.getnframes() / clip.getframerate()
+            assert 0.2 < seconds < 0.8 and clip.getnchannels() == 1
