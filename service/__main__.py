@@ -7,6 +7,7 @@ import gc
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -91,6 +92,10 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
         store.close()
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _serve(args: argparse.Namespace) -> int:
     from service.server import serve_workers, start, start_demo
 
@@ -129,6 +134,9 @@ def _serve(args: argparse.Namespace) -> int:
     gc.collect()
     gc.freeze()  # the store's in-memory indexes are long-lived: keep full GC passes short
     print(f"listening on {running.url}", flush=True)
+    # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
+    # its journal compacted instead of being left for the next start to replay.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         running.server.run()
     except KeyboardInterrupt:

@@ -130,9 +130,11 @@ class TokenService:
     def authorize(self, authorization: str | None, scope: str) -> Principal:
         """The principal behind a bearer token valid for `scope`'s API, else UNAUTHORIZED or
         FORBIDDEN (a valid token for another scope)."""
-        if not authorization or not authorization.startswith("Bearer "):
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        token = token.strip()
+        # RFC 7235 §2.1: the scheme is case-insensitive ("bearer", "BEARER" are the same).
+        if scheme.lower() != "bearer" or not token:
             raise _unauthorized("a bearer token is required")
-        token = authorization[len("Bearer ") :].strip()
         claims = self._verified.get(token)
         if claims is None:
             claims = self._decode(token)

@@ -5,10 +5,18 @@ from __future__ import annotations
 from service.domain.errors import FieldProblem, ServiceError
 from service.protocol import schemas
 
+MAX_FIELD_ERRORS = 50
+"""At most this many `field_errors` in one response: a body with thousands of bad fields gets
+the first fifty and a count of the rest, not an answer larger than itself."""
+
 
 def schema_failure(exc: schemas.SchemaValidationError) -> ServiceError:
-    problems = [FieldProblem(e.path, e.message) for e in exc.field_errors]
+    problems = [FieldProblem(e.path, e.message) for e in exc.field_errors[:MAX_FIELD_ERRORS]]
     first = problems[0] if problems else FieldProblem("", "invalid request")
-    return ServiceError(
-        "VALIDATION_FAILED", f"{first.path or 'body'}: {first.message}", field_errors=problems
-    )
+    detail = f"{first.path or 'body'}: {first.message}"
+    rest = len(exc.field_errors) - len(problems)
+    if rest > 0:
+        detail += (
+            f" ({len(exc.field_errors)} problems in all; the first {len(problems)} are listed)"
+        )
+    return ServiceError("VALIDATION_FAILED", detail, field_errors=problems)

@@ -6,6 +6,7 @@ authenticates so later verifications try one key only. The plaintext lives only 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from service.domain.clock import Clock, iso_z
@@ -18,7 +19,9 @@ from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 from service.protocol.crypto import AuthenticationFailed, decrypt
 from service.protocol.encoding import b64url_decode
 from service.protocol.pii_text import parse_pii_text
-from service.storage.port import Record, Store
+from service.storage.port import Record, Store, StoreUnavailable
+
+log = logging.getLogger("service.verification")
 
 
 def _decryption_failed() -> ServiceError:
@@ -61,6 +64,15 @@ class Verification:
             "decrypted_at": iso_z(self._clock.now()),
         }
 
+    def _pin(self, service_reference: str, key_version: str) -> None:
+        """Pinning only saves later verifications from trying every key, so it is best effort:
+        a store that cannot write (a full disk) must not stop a verification that has already
+        succeeded. An unwritten pin is simply tried again at the record's next verification."""
+        try:
+            self._store.pin_key(service_reference, key_version)
+        except StoreUnavailable:
+            log.warning("could not pin a record's key; it is tried again at its next verification")
+
     def _decrypt(self, record: Record, ciphertext: bytes) -> bytes:
         iv, tag = b64url_decode(record.iv), b64url_decode(record.tag)
         if record.key_version:
@@ -79,7 +91,7 @@ class Verification:
                 plaintext = decrypt(ciphertext, iv, tag, self._keys.cipher(key))
             except AuthenticationFailed:
                 continue
-            self._store.pin_key(record.service_reference, key.key_version)
+            self._pin(record.service_reference, key.key_version)
             return plaintext
         if not candidates or self._keys.retired_key_was_live_at(
             record.issuer_id, record.registered_at

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from service.domain.errors import ServiceError, validation_failed
@@ -67,17 +68,75 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes:
     return b"".join(chunks)
 
 
+MAX_OBJECT_KEYS = 256
+"""No object of any request has more than ~60 fields; more is an attack on the validator."""
+MAX_TOTAL_KEYS = 200_000
+"""A full 1000-record batch of the largest schema holds ~80,000 keys."""
+MAX_DEPTH = 24
+"""The deepest real body (batch > record > payslip > earnings > item > field) is 6 levels."""
+
+
+class _Refused(ValueError):
+    """A body the parser stops on at once, with the reason to give the client."""
+
+
+def _object_hook() -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """Build each object while counting keys and refusing duplicates, so a body with a million
+    keys stops at the first over-full object instead of reaching the validator, and two parsers
+    can never disagree about which of two equal keys counts (RFC 8259 §4 leaves it open)."""
+    seen = [0]
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        if len(pairs) > MAX_OBJECT_KEYS:
+            raise _Refused(f"an object has more than {MAX_OBJECT_KEYS} keys")
+        seen[0] += len(pairs)
+        if seen[0] > MAX_TOTAL_KEYS:
+            raise _Refused(f"the body has more than {MAX_TOTAL_KEYS} keys")
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            repeated = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+            raise _Refused(f'an object repeats the key "{repeated[:64]}"')
+        return obj
+
+    return hook
+
+
+def _too_deep(value: object) -> bool:
+    """Whether containers nest deeper than MAX_DEPTH: one level at a time, without recursion,
+    with exact type checks (about 1 ms for a 1000-record batch; a generic walk took 4-5)."""
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH):
+        deeper: list[Any] = []
+        extend = deeper.extend
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                extend(item.values())
+            elif kind is list:
+                extend(item)
+        if not deeper:
+            return False
+        level = deeper
+    return True
+
+
 def parse_json(raw: bytes) -> object:
     if not raw.strip():
         raise validation_failed("", "the body is empty; send a JSON object")
     try:
         text = raw.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object_hook())
     except UnicodeDecodeError:
         raise validation_failed("", "the body is not valid UTF-8") from None
-    except (ValueError, RecursionError) as exc:
+    except _Refused as exc:
+        raise validation_failed("", str(exc)) from None
+    except RecursionError:
+        raise validation_failed("", f"the body nests deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
         where = f" at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
         raise validation_failed("", f"the body is not valid JSON{where}") from None
+    if _too_deep(value):
+        raise validation_failed("", f"the body nests deeper than {MAX_DEPTH} levels")
     if _SURROGATE_ESCAPE.search(text) and not _is_unicode(value):
         # `"\ud800"` parses to a lone surrogate, which no UTF-8 response or store can hold.
         raise validation_failed("", "the body escapes an unpaired UTF-16 surrogate")

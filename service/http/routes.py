@@ -159,7 +159,11 @@ def add_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) -> Non
 
     def readyz(call: Call) -> Reply:
         if not domain.store.ping():
-            raise ServiceError("SERVICE_UNAVAILABLE", "the store does not answer", retry_after=5)
+            raise ServiceError(
+                "SERVICE_UNAVAILABLE",
+                "the store cannot read or write (database down, or the disk is full)",
+                retry_after=5,
+            )
         return Reply(200, {"status": "ready"})
 
     document = build_openapi(config)

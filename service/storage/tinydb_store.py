@@ -24,6 +24,7 @@ import json
 import logging
 import operator
 import os
+import shutil
 import threading
 import time
 from collections import Counter
@@ -744,6 +745,11 @@ def _decrement(counter: Counter[str], key: str) -> None:
         del counter[key]
 
 
+MIN_FREE_BYTES = 4 * 1024 * 1024
+"""Below this much free disk the store reports not ready: a 1000-record batch's journal line
+is about 0.7 MB, and a compaction rewrites the snapshot beside the old one."""
+
+
 class TinyDBStore:
     """The `Store` port on TinyDB with a journal. Safe for many threads and several processes
     (the server and the admin CLI) on one data directory; every mutation is fsynced before it
@@ -989,9 +995,13 @@ class TinyDBStore:
     # --- lifecycle ----------------------------------------------------------------------
 
     def ping(self) -> bool:
-        """Readable and writable data directory, and the journal can be followed."""
+        """Readable and writable data directory with room to write, and the journal can be
+        followed. A full disk reports not ready: verifications still answer from what is
+        stored, but registrations (and compaction) would fail."""
         try:
             self.storage.refresh()
+            if shutil.disk_usage(self.data_dir).free < MIN_FREE_BYTES:
+                return False
             return os.access(self.data_dir, os.R_OK | os.W_OK | os.X_OK)
         except (StoreUnavailable, OSError):
             return False

@@ -180,7 +180,9 @@ def test_moderately_deep_json_is_a_validation_error(live: LiveService) -> None:
     body["payslip_non_pii"] = {**body["payslip_non_pii"], "ytd": json.loads("[" * 500 + "]" * 500)}
     reply = live.post("/v1/registerNonPII", body, live.issuer_token())
     body_ = expect_error(reply, 400, "VALIDATION_FAILED")
-    assert [e["path"] for e in body_["field_errors"]] == ["payslip_non_pii.ytd"]
+    # Refused while parsing (issue 15: depth limits), before any validator walks it.
+    assert [e["path"] for e in body_["field_errors"]] == [""]
+    assert body_["detail"].endswith("the body nests deeper than 24 levels")
 
 
 def test_text_fields_with_unpaired_surrogates_are_refused(live: LiveService) -> None:

@@ -23,6 +23,10 @@ class FieldError(NamedTuple):
     message: str
 
 
+DETAIL_PROBLEMS = 10
+"""A batch record's one-line `detail` names at most this many problems, then counts the rest."""
+
+
 class SchemaValidationError(Exception):
     """A request failed strict validation; `field_errors` says where and what was expected."""
 
@@ -33,9 +37,10 @@ class SchemaValidationError(Exception):
     @property
     def detail(self) -> str:
         """One line for a batch result's `detail` or a log: `path: message; path: message`."""
-        return "; ".join(
-            f"{e.path}: {e.message}" if e.path else e.message for e in self.field_errors
-        )
+        shown = self.field_errors[:DETAIL_PROBLEMS]
+        text = "; ".join(f"{e.path}: {e.message}" if e.path else e.message for e in shown)
+        rest = len(self.field_errors) - len(shown)
+        return f"{text}; and {rest} more" if rest > 0 else text
 
 
 # Pydantic error types whose meaning we restate from schema-side context (never from the input).
