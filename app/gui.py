@@ -48,28 +48,20 @@ def make_excepthook(
     return hook
 
 
-def offer_demo(settings: Settings) -> bool:
-    """First run: offer the demo so a new user can verify something in the first minute."""
-    if settings.demo_offered:
-        return False
-    settings.demo_offered = True
-    settings.save()
-    answer = QMessageBox.question(
-        None,
-        "Welcome to Payslip Verify",
-        "Start in demo mode?\n\nDemo mode runs a temporary service with a demo payroll provider "
-        "and sample payslips, so you can try verifying straight away. Nothing is kept.",
-    )
-    return answer == QMessageBox.StandardButton.Yes
-
-
 def run_gui(kiosk: bool = False, demo: bool = False) -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Payslip Verify")
     settings = Settings.load()
     secrets = SecretStore()
+    start_screen = None
     if not demo and not kiosk:
-        demo = offer_demo(settings)
+        # First run: the welcome (try the demo, verify, issue, run the service); "Getting
+        # started" opens it again, and a demo chosen there applies at the next start.
+        from app.ui.welcome import first_run_choice
+
+        if first_run_choice(settings, secrets) is not None:
+            start_screen = settings.extra.get("start_screen")
+        demo = bool(settings.extra.get("start_demo"))
     if kiosk:
         from app.ui.pin_dialog import ensure_kiosk_pin
 
@@ -81,6 +73,8 @@ def run_gui(kiosk: bool = False, demo: bool = False) -> int:
     context: AppContext = start_context(settings, secrets, demo=demo)
     window = MainWindow(context, kiosk=kiosk)
     sys.excepthook = make_excepthook(window)
+    if isinstance(start_screen, str):
+        window.show_screen(start_screen)
     window.show()
     try:
         return int(app.exec())

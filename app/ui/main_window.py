@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QMainWindow,
+    QPushButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -91,7 +92,7 @@ class MainWindow(QMainWindow):
             self.nav.setFixedWidth(160)
             self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
             self.nav.setCurrentRow(0)
-            body.addWidget(self.nav)
+            body.addLayout(self._sidebar())
         body.addWidget(self.stack, 1)
         self.setCentralWidget(central)
         self.setStyleSheet(screen_stylesheet(kiosk) + NAV_STYLE)
@@ -126,6 +127,27 @@ class MainWindow(QMainWindow):
         if self._operator_confirms("leave full screen"):
             self.locked = False
             self.showNormal()
+
+    def _sidebar(self) -> QVBoxLayout:
+        """The screens, and "Getting started" (the welcome, issue 11) at the bottom."""
+        from app.ui.welcome import reopen_welcome
+
+        side = QVBoxLayout()
+        side.setSpacing(0)
+        side.addWidget(self.nav, 1)
+        self.welcome_button = QPushButton("Getting started")
+        self.welcome_button.setObjectName("navFooter")
+        self.welcome_button.setFixedWidth(160)
+        self.welcome_button.setStyleSheet(
+            "QPushButton#navFooter { background: #1d2733; color: #dfe6ee; border: none; "
+            "border-top: 1px solid #34404d; border-radius: 0; padding: 12px 18px; "
+            "text-align: left; }"
+        )
+        self.welcome_button.clicked.connect(
+            lambda: reopen_welcome(self, self.context.settings, self.context.secrets)
+        )
+        side.addWidget(self.welcome_button)
+        return side
 
     def show_screen(self, title: str) -> None:
         for row in range(self.nav.count()):
