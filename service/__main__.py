@@ -24,6 +24,7 @@ from service.instance import (
     open_store,
     resolve_store,
 )
+from service.pair_cli import pair_verifier
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,8 +75,6 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
         domain = domain_for(store, offline_config(load_master_key(data_dir)))
         admin = domain.admin
         if args.action == "pair-verifier":
-            from service.pair_cli import pair_verifier
-
             return pair_verifier(domain.pairings, args.client_id, args.public_url)
         if args.action == "create-issuer":
             return admin.create_issuer(args.name)
