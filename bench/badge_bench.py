@@ -110,7 +110,7 @@ def measure(size: int, rounds: int) -> list[str]:
 
     def fixed_plus_numpy() -> int:
         make_fixed()
-        return int(np.argmin(qr_symbol._penalties(unmasked[None] ^ layout.masks)))
+        return int(np.argmin(qr_symbol._penalties(unmasked, layout.maskbits)))
 
     png = render_badge_png(url, REFERENCE_WIDTH)
     pixels = np.asarray(Image.open(io.BytesIO(png)))

@@ -10,6 +10,7 @@ losslessly when stamped into a PDF.
 from __future__ import annotations
 
 import io
+import math
 import re
 import string
 import struct
@@ -148,25 +149,68 @@ def _glyph(size: int, char: str) -> tuple[np.ndarray, int, int, float]:
     return ~np.asarray(image, dtype=bool), left, top, advance
 
 
-def _caption_band(text: str, width: int) -> np.ndarray:
-    """The caption band (True = white) under a badge `width` px wide, centred, from cached
-    glyphs placed at whole-pixel pen positions."""
-    band = np.ones((max(28, width // 14), width), dtype=bool)
-    size = _caption_size(width)
-    ascent, descent = _font(size).getmetrics()
-    baseline = (band.shape[0] - (ascent + descent)) // 2 + ascent
-    glyphs = [_glyph(size, char) for char in text]
-    pen = float((width - round(sum(g[3] for g in glyphs))) // 2)
+def _draw(
+    band: np.ndarray, glyphs: list[tuple[np.ndarray, int, int, float]], pen: float, baseline: int
+) -> float:
+    """Draw glyphs into `band` (True = white) from the pen position on the baseline; returns
+    the pen position after them. Each glyph sits at a whole pixel, floor(pen + 0.5) plus its
+    offset (not round(): banker's rounding would not survive a shift by whole pixels)."""
+    height, width = band.shape
     for dark, left, top, advance in glyphs:
-        x, y = round(pen) + left, baseline + top
+        x, y = math.floor(pen + 0.5) + left, baseline + top
         pen += advance
         if dark.size == 0:
             continue
         h, w = dark.shape
         y0, x0 = max(y, 0), max(x, 0)
-        y1, x1 = min(y + h, band.shape[0]), min(x + w, width)
+        y1, x1 = min(y + h, height), min(x + w, width)
         if y1 > y0 and x1 > x0:
             band[y0:y1, x0:x1] &= ~dark[y0 - y : y1 - y, x0 - x : x1 - x]
+    return pen
+
+
+def _baseline(width: int) -> int:
+    """The caption's baseline in its band under a badge `width` px wide."""
+    ascent, descent = _font(_caption_size(width)).getmetrics()
+    return (_band_height(width) - (ascent + descent)) // 2 + ascent
+
+
+def _band_height(width: int) -> int:
+    return max(28, width // 14)
+
+
+_PREFIX = _caption("x")[:-1]  # the caption up to the reference: the same on every badge
+_MARGIN = 16  # room for glyphs that reach left of their pen position
+
+
+@lru_cache(maxsize=8)
+def _prefix_strip(width: int) -> tuple[np.ndarray, float]:
+    """The caption's constant start drawn once per width from pen position `_MARGIN`, and the
+    advance it takes: later pasted at a whole pixel, so identical to drawing it in place."""
+    glyphs = [_glyph(_caption_size(width), char) for char in _PREFIX]
+    advance = sum(g[3] for g in glyphs)
+    strip = np.ones((_band_height(width), int(advance) + 2 * _MARGIN), dtype=bool)
+    _draw(strip, glyphs, float(_MARGIN), _baseline(width))
+    return strip, advance
+
+
+def _caption_band(text: str, width: int) -> np.ndarray:
+    """The caption band (True = white) under a badge `width` px wide, centred, drawn from
+    cached glyphs (and the cached constant start) at whole-pixel pen positions."""
+    band = np.ones((_band_height(width), width), dtype=bool)
+    size = _caption_size(width)
+    if text.startswith(_PREFIX):
+        strip, prefix_advance = _prefix_strip(width)
+        rest = [_glyph(size, char) for char in text[len(_PREFIX) :]]
+        total = prefix_advance + sum(g[3] for g in rest)
+        start = (width - round(total)) // 2
+        x0 = start - _MARGIN
+        lo, hi = max(x0, 0), min(x0 + strip.shape[1], width)
+        band[:, lo:hi] &= strip[:, lo - x0 : hi - x0]
+        _draw(band, rest, start + prefix_advance, _baseline(width))
+        return band
+    glyphs = [_glyph(size, char) for char in text]
+    _draw(band, glyphs, float((width - round(sum(g[3] for g in glyphs))) // 2), _baseline(width))
     return band
 
 

@@ -80,7 +80,7 @@ def _bits(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def _segment_length(mode: int, text: str, version_range: int) -> int:
-    count_len = consts.CHAR_COUNT_INDICATOR_LENGTH[mode][version_range]
+    count_len = int(consts.CHAR_COUNT_INDICATOR_LENGTH[mode][version_range])
     if mode == SEGMENT_BYTE:
         return 4 + count_len + 8 * len(text.encode("iso-8859-1"))
     return 4 + count_len + 11 * (len(text) // 2) + 6 * (len(text) % 2)
@@ -197,6 +197,7 @@ class _Layout:
     rows: np.ndarray  # placement order of the encoding region
     cols: np.ndarray
     masks: np.ndarray  # (8, n, n) uint8, each mask pattern restricted to the encoding region
+    maskbits: np.ndarray  # (n, n) uint8: bit m set where mask m flips the module
 
 
 @lru_cache(maxsize=40)
@@ -233,35 +234,47 @@ def _layout(version: int) -> _Layout:
         ((r + c) % 2 + (r * c) % 3) % 2 == 0,
     )
     masks = np.stack([p & region for p in patterns]).astype(np.uint8)
-    return _Layout(template, np.array(rows), np.array(cols), masks)
+    maskbits = (masks << np.arange(8, dtype=np.uint8)[:, None, None]).sum(axis=0, dtype=np.uint8)
+    return _Layout(template, np.array(rows), np.array(cols), masks, maskbits)
 
 
-def _counts(flags: np.ndarray) -> np.ndarray:
-    """True values per leading index of a boolean array (summed as bytes: faster than bools)."""
-    result: np.ndarray = (
-        flags.view(np.uint8).reshape(flags.shape[0], -1).sum(axis=1, dtype=np.int64)
-    )
-    return result
+_BITS_OF = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)  # byte -> its bits
 
 
-def _penalties(candidates: np.ndarray) -> np.ndarray:
-    """segno's mask_scores (N1 + N2 + N3 + N4) for each of the stacked candidate symbols."""
-    count, size, _ = candidates.shape
-    dark = candidates.astype(bool)
-    # Rows and columns of every candidate, as lines: (2 * count, size, size).
-    lines = np.concatenate([dark, dark.transpose(0, 2, 1)])
-    same = lines[:, :, 1:] == lines[:, :, :-1]
+def _bit_counts(packed: np.ndarray) -> np.ndarray:
+    """How many elements have bit m set, for m = 0..7 (one count per candidate mask): a
+    histogram of the byte values times each value's bits."""
+    counts: np.ndarray = np.bincount(packed.ravel(), minlength=256) @ _BITS_OF
+    return counts
+
+
+def _shifted(flags: np.ndarray, by: int) -> np.ndarray:
+    """`flags` moved `by` places along each line (zeros shifted in)."""
+    out = np.zeros_like(flags)
+    out[:, :, by:] = flags[:, :, :-by]
+    return out
+
+
+def _penalties(base: np.ndarray, maskbits: np.ndarray) -> np.ndarray:
+    """segno's mask_scores (N1 + N2 + N3 + N4) of the eight masked symbols, all at once.
+
+    Bit-parallel: every module is one byte whose bit m is its colour under mask m, so each
+    comparison below evaluates all eight candidates in one numpy operation on n x n bytes."""
+    size = base.shape[0]
+    packed = np.where(base.astype(bool), np.uint8(0xFF), np.uint8(0)) ^ maskbits
+    lines = np.stack((packed, packed.T))  # rows, then columns as rows
+    same = ~(lines[:, :, 1:] ^ lines[:, :, :-1])
     # N1: a run of L >= 5 scores L - 2: 3 for its first window of five, 1 for each further one
     # (a window of five that is also the end of a window of six).
     pair = same[:, :, :-1] & same[:, :, 1:]
     five = pair[:, :, :-2] & pair[:, :, 2:]
-    n1 = 3 * _counts(five) - 2 * _counts(five[:, :, 1:] & five[:, :, :-1])
+    n1 = 3 * _bit_counts(five) - 2 * _bit_counts(five[:, :, 1:] & five[:, :, :-1])
     # N2: 2x2 blocks of one colour, 3 points each.
-    rows_same = same[:count]
-    blocks = rows_same[:, 1:, :] & rows_same[:, :-1, :] & (dark[:, 1:, 1:] == dark[:, :-1, 1:])
-    n2 = 3 * _counts(blocks)
+    rows_same = same[0]
+    blocks = rows_same[1:, :] & rows_same[:-1, :] & ~(packed[1:, 1:] ^ packed[:-1, 1:])
+    n2 = 3 * _bit_counts(blocks)
     # N3: 1:1:3:1:1 with four light modules before or after (the symbol's edge counts as light).
-    padded = np.zeros((2 * count, size, size + 8), dtype=bool)
+    padded = np.zeros((2, size, size + 8), dtype=np.uint8)
     padded[:, :, 4:-4] = lines
     span = size - 6  # start positions in the symbol
     match = padded[:, :, 4 : 4 + span] & ~padded[:, :, 5 : 5 + span]
@@ -271,25 +284,19 @@ def _penalties(candidates: np.ndarray) -> np.ndarray:
     two = ~(padded[:, :, :-1] | padded[:, :, 1:])
     four = two[:, :, :-2] & two[:, :, 2:]  # four[p]: padded p .. p + 3 all light
     quiet = four[:, :, :span] | four[:, :, 11 : 11 + span]
-    counted = match & quiet
     # segno searches each line left to right: after a counted match it resumes 7 further on,
-    # after an uncounted one 4 further on, so a match 4 or 6 after a counted one is skipped.
-    skipped = counted[:, :, :-4] & match[:, :, 4:]
-    if skipped.any() or (counted[:, :, :-6] & match[:, :, 6:]).any():  # rare: settle in order
-        line, row, at = np.nonzero(match)
-        good = quiet[line, row, at]
-        found = np.ones(len(at), dtype=bool)
-        close = (line[1:] == line[:-1]) & (row[1:] == row[:-1])
-        close &= ((at[1:] - at[:-1]) == 4) | ((at[1:] - at[:-1]) == 6)
-        for k in np.nonzero(close)[0].tolist():  # in order, so found[k] is final when read
-            if found[k] and good[k]:
-                found[k + 1] = False
-        counted[line, row, at] = found & good
-    n3_lines = 40 * _counts(counted)
-    n1 = n1[:count] + n1[count:]
-    n3 = n3_lines[:count] + n3_lines[count:]
+    # after an uncounted one 4 further on, so a match 4 or 6 after a counted one is skipped:
+    # found[p] = match[p] and not counted[p - 4] or counted[p - 6]. Chains settle left to right.
+    counted = match & quiet
+    for _ in range(size):
+        found = match & ~(_shifted(counted, 4) | _shifted(counted, 6))
+        again = found & quiet
+        if np.array_equal(again, counted):
+            break
+        counted = again
+    n3 = 40 * _bit_counts(counted)
     # N4: 10 points per 5 % away from half dark (segno's float arithmetic, kept exactly).
-    darks = _counts(dark)
+    darks = _bit_counts(packed)
     n4 = np.array([10 * int(abs(float(d) / (size**2) * 100 - 50) / 5) for d in darks])
     total: np.ndarray = n1 + n2 + n3 + n4
     return total
@@ -312,9 +319,8 @@ def build_symbol(segments: tuple[tuple[int, str], ...], error: str) -> Symbol:
     placed = np.zeros(len(layout.rows), dtype=np.uint8)  # remainder bits stay 0
     placed[: len(bits)] = bits
     base[layout.rows, layout.cols] = placed
-    candidates = base[None, :, :] ^ layout.masks
-    mask = int(np.argmin(_penalties(candidates)))
-    chosen = candidates[mask].copy()
+    mask = int(np.argmin(_penalties(base, layout.maskbits)))
+    chosen = base ^ layout.masks[mask]
     _place_format(chosen, level, mask, version)
     counts = tuple((mode, len(text)) for mode, text in segments)
     return Symbol(chosen.astype(bool), version, error, mask, counts)
