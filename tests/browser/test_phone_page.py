@@ -98,19 +98,28 @@ def test_phone_verifies_a_fresh_badge(
         assert value not in phone.html()
 
 
-def test_desktop_width(
+def test_layout_fits_small_phones_and_desktops(
     phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
 ) -> None:
+    """Mobile first: nothing wider than a 360 px screen; the verdict fills the first screen."""
     badge = phone_service.issue_badge()
-    desk = Phone(browser, DESKTOP)
-    phones.append(desk)
-    desk.open(badge.url)
-    desk.shot("desktop-signed-out", tmp_path)
-    desk.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
-    assert desk.verdict() == "VERIFIED"
-    desk.shot("desktop-verified", tmp_path)
-    desk.shot("desktop-verified-full", tmp_path, full_page=True)
-    assert not desk.errors, desk.errors
+    for size, name in (({"width": 360, "height": 640}, "small"), (DESKTOP, "desktop")):
+        screen = Phone(browser, size)
+        phones.append(screen)
+        screen.open(badge.url)
+        overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
+        assert screen.page.evaluate(overflow) <= 0
+        screen.shot(f"{name}-signed-out", tmp_path)
+        screen.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+        assert screen.verdict() == "VERIFIED"
+        assert screen.page.evaluate(overflow) <= 0
+        box = screen.page.locator(".verdict-main").bounding_box()
+        assert box is not None and box["height"] >= size["height"] * 0.75
+        for selector in ("#verdict-title", "#verdict-facts", "#done"):
+            assert screen.page.locator(selector).is_visible()
+        screen.shot(f"{name}-verified", tmp_path)
+        screen.shot(f"{name}-verified-full", tmp_path, full_page=True)
+        assert not screen.errors, screen.errors
 
 
 def test_idle_result_clears_after_60_seconds(

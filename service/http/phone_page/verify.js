@@ -111,6 +111,7 @@ async function signIn(clientId, clientSecret, label) {
   if (reply.status === 401) return { error: "refused" };
   if (reply.status === 403) return { error: "forbidden" };
   if (reply.status === 400) return { error: "malformed" };
+  if (reply.status === 429) return { error: "busy" };
   return { error: "offline" };
 }
 
@@ -369,7 +370,7 @@ async function verify(retried = false) {
     if (auth.error === "disabled") {
       return showSignIn("This phone's sign-in has been switched off by your administrator (or its secret changed). Sign in again, or ask for a new pairing code.");
     }
-    if (auth.error) return showVerdict("cannot-verify", "The verification service cannot be reached. Check the phone's connection.");
+    if (auth.error) return showVerdict("cannot-verify", SIGN_IN_PROBLEMS[auth.error] || SIGN_IN_PROBLEMS.offline);
     show("checking");
     const reply = await post("/v1/verifications/payload", { barcode: state.address.barcode }, auth.token.value);
     const code = reply.data.code;
@@ -411,6 +412,7 @@ const SIGN_IN_PROBLEMS = {
   forbidden: "These credentials are not a verifier's. Use a verifier's client ID and secret.",
   malformed: "Enter both the client ID and the secret.",
   offline: "The verification service cannot be reached. Check the phone's connection and try again.",
+  busy: "Too many sign-ins from this network just now. Wait a minute, then try again.",
 };
 
 $("sign-in").addEventListener("submit", async (event) => {
