@@ -15,14 +15,12 @@ from typing import Any
 from service.cli_errors import operator_message
 from service.instance import (
     InstanceError,
-    check_instance,
     data_dir_or_default,
     domain_for,
     init_instance,
     load_master_key,
     offline_config,
     open_store,
-    resolve_store,
 )
 from service.pair_cli import pair_verifier
 
@@ -60,6 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--database-url")
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--redis-url", help="shared limits for --workers (PAYSLIP_REDIS_URL)")
+    serve.add_argument(
+        "--max-requests", type=int, default=20_000, help="recycle a worker after N requests"
+    )
+    serve.add_argument("--graceful-timeout", type=int, default=30)
     serve.add_argument("--demo", action="store_true")
     return parser
 
@@ -96,14 +99,16 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from service.server import serve_workers, start, start_demo
+    if args.workers > 1:  # before anything imports prometheus-client (multiprocess mode)
+        try:
+            from service.workers import serve_cli
+        except ImportError:
+            raise InstanceError(
+                "--workers above 1 needs gunicorn (Linux or macOS): pip install gunicorn"
+            ) from None
+        return serve_cli(args)
+    from service.server import start, start_demo
 
-    store_kind, _ = resolve_store(args.store, args.database_url)
-    if args.workers > 1 and store_kind != "postgres":
-        raise InstanceError(
-            "--workers above 1 needs PostgreSQL: set PAYSLIP_DATABASE_URL "
-            "(or pass --store postgres --database-url URL)"
-        )
     options: dict[str, Any] = {
         "public_url": args.public_url,
         "issuer_url": args.issuer_url,
@@ -115,15 +120,6 @@ def _serve(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "in_thread": False,
     }
-    if args.workers > 1:
-        if args.demo:
-            raise InstanceError("--demo runs a single process; drop --workers")
-        if not hasattr(os, "fork"):
-            raise InstanceError("--workers above 1 needs a POSIX system")
-        del options["in_thread"]
-        data_dir = data_dir_or_default(args.data_dir)
-        check_instance(data_dir, args.store, args.database_url)
-        return serve_workers(data_dir, args.host, args.port, args.workers, **options)
     if args.demo:
         running = start_demo(args.host, args.port, **options)
     else:

@@ -63,6 +63,8 @@ class ServiceConfig:
     rate_limits: RateLimits = field(default_factory=RateLimits)
     max_concurrent_batches: int = 4
     token_ttl: int = 900
+    instance_id: str = "local"
+    """Names the instance whose workers share the concurrent-batch limit (one `serve`)."""
 
     @property
     def audiences(self) -> Audiences:

@@ -1,16 +1,15 @@
 """Hosting the service: waitress (threaded, pure Python) on a socket bound before the app is built.
 
 Binding first lets `--port 0` work: the chosen port is known before the config (and so the token
-audiences and scan URLs) is made. The app embeds the service through `EmbeddedService`; the CLI's
-`serve` uses `serve_forever`.
+audiences and scan URLs) is made. The app embeds the service through `start`; the CLI's single
+process `serve` runs it in the foreground. `serve --workers N` runs gunicorn instead
+(service/workers.py), on a socket bound by `bind` here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import signal
 import socket
 import tempfile
 import threading
@@ -174,43 +173,6 @@ def start(
         running.thread = threading.Thread(target=server.run, name="payslip-service", daemon=True)
         running.thread.start()
     return running
-
-
-def serve_workers(data_dir: Path, host: str, port: int, workers: int, **options: Any) -> int:
-    """Pre-fork `workers` processes that accept on one shared socket (PostgreSQL store only: each
-    process has its own store connection; rate limits then count per process)."""
-    sock = bind(host, port)
-    url = url_for(sock)
-    options.setdefault("public_url", None)
-    options["public_url"] = options["public_url"] or url
-    children: list[int] = []
-    for _ in range(workers):
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            code = 0
-            try:
-                running = start(data_dir, host, port, sock=sock, in_thread=False, **options)
-                running.server.run()
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)
-        children.append(pid)
-    print(f"listening on {url}", flush=True)
-
-    def stop(signum: int, frame: Any) -> None:
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    status = 0
-    for pid in children:
-        _, code = os.waitpid(pid, 0)
-        status = status or (1 if code else 0)
-    sock.close()
-    return status
 
 
 def start_demo(host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Running:

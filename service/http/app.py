@@ -12,11 +12,13 @@ from service.domain.clock import Clock
 from service.domain.context import Domain, build_domain
 from service.domain.errors import ServiceError
 from service.http.errors import error_body, error_headers
+from service.http.metrics import ObservedApp
 from service.http.middleware import RequestIdMiddleware, WsgiApp
 from service.http.phone import add_phone_routes, browser_aware_not_found
 from service.http.pipeline import ApiPlugin
 from service.http.ratelimit import RateLimiter
 from service.http.routes import add_routes
+from service.http.shared_limits import LocalBatchSlots, RedisBatchSlots, SharedState
 from service.storage.port import Store
 
 
@@ -30,16 +32,24 @@ def _json_error(code: str, detail: str) -> Callable[[bottle.HTTPError], str]:
     return handler
 
 
-def build_bottle(config: ServiceConfig, domain: Domain) -> bottle.Bottle:
+def build_bottle(
+    config: ServiceConfig, domain: Domain, shared: SharedState | None = None
+) -> bottle.Bottle:
+    """`shared` (Redis) makes the limits hold across workers and hosts; None keeps them in
+    this process's memory (single-process servers)."""
     app = bottle.Bottle(catchall=True, autojson=False)
     limits = config.rate_limits
     app.install(
         ApiPlugin(
             domain,
-            ip_limiter=RateLimiter(limits.per_ip, "ip"),
-            client_limiter=RateLimiter(limits.per_client, "client"),
-            token_ip_limiter=RateLimiter(limits.token_per_ip, "token-ip"),
-            max_batches=config.max_concurrent_batches,
+            ip_limiter=RateLimiter(limits.per_ip, "ip", shared),
+            client_limiter=RateLimiter(limits.per_client, "client", shared),
+            token_ip_limiter=RateLimiter(limits.token_per_ip, "token-ip", shared),
+            batch_slots=(
+                RedisBatchSlots(shared, config.instance_id, config.max_concurrent_batches)
+                if shared is not None
+                else LocalBatchSlots(config.max_concurrent_batches)
+            ),
         )
     )
     add_routes(app, domain, config)
@@ -56,7 +66,14 @@ def build_bottle(config: ServiceConfig, domain: Domain) -> bottle.Bottle:
     return app
 
 
-def create_app(config: ServiceConfig, store: Store, clock: Clock) -> WsgiApp:
+def create_app(
+    config: ServiceConfig,
+    store: Store,
+    clock: Clock,
+    shared: SharedState | None = None,
+    *,
+    access_log: bool = False,
+) -> WsgiApp:
     domain = build_domain(
         store,
         config.master_key,
@@ -66,4 +83,5 @@ def create_app(config: ServiceConfig, store: Store, clock: Clock) -> WsgiApp:
         config.scan_base,
         config.token_ttl,
     )
-    return RequestIdMiddleware(build_bottle(config, domain))
+    observed = ObservedApp(build_bottle(config, domain, shared), access_log_enabled=access_log)
+    return RequestIdMiddleware(observed)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,9 @@ from service.domain.errors import ServiceError
 from service.domain.tokens import Principal
 from service.http.body import check_content_type, parse_json, read_body
 from service.http.errors import STATUS, error_body, error_headers, internal_error
+from service.http.metrics import ERROR_CODE_KEY
 from service.http.ratelimit import RateLimiter
+from service.http.shared_limits import BatchSlots, Lease
 from service.storage.port import StoreUnavailable
 
 log = logging.getLogger("service.http")
@@ -55,20 +56,20 @@ class ApiPlugin:
         ip_limiter: RateLimiter,
         client_limiter: RateLimiter,
         token_ip_limiter: RateLimiter,
-        max_batches: int,
+        batch_slots: BatchSlots,
     ) -> None:
         self._domain = domain
         self._ip = ip_limiter
         self._client = client_limiter
         self._token_ip = token_ip_limiter
-        self._batches = threading.BoundedSemaphore(max_batches)
+        self._batches = batch_slots  # per instance: all workers of one serve (shared_limits)
 
     def apply(self, callback: Handler, route: bottle.Route) -> Callable[..., Any]:
         config = route.config
 
         def wrapper(**args: Any) -> bytes:
             environ = bottle.request.environ
-            holding_batch = False
+            lease: Lease | None = None
             try:
                 address = str(environ.get("REMOTE_ADDR", "-"))
                 self._ip.check(address)
@@ -82,8 +83,8 @@ class ApiPlugin:
                     )
                     self._client.check(principal.client_id)
                 if config.get("batch"):
-                    holding_batch = self._batches.acquire(blocking=False)
-                    if not holding_batch:
+                    lease = self._batches.try_acquire()
+                    if lease is None:
                         raise ServiceError(
                             "SERVICE_UNAVAILABLE",
                             "this instance is processing its maximum number of batches",
@@ -96,6 +97,7 @@ class ApiPlugin:
                 reply = callback(Call(principal, body, args))
                 return _respond(reply.status, reply.body, dict(reply.headers))
             except ServiceError as error:
+                environ[ERROR_CODE_KEY] = error.code
                 return _respond(_status(error), error_body(error), error_headers(error))
             except StoreUnavailable:
                 log.warning(
@@ -117,8 +119,8 @@ class ApiPlugin:
                 failure = internal_error()
                 return _respond(500, error_body(failure), error_headers(failure))
             finally:
-                if holding_batch:
-                    self._batches.release()
+                if lease is not None:
+                    lease.release()
 
         return wrapper
 

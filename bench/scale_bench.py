@@ -1,0 +1,376 @@
+"""Scale-out benchmark on PostgreSQL and Redis on loopback: ratios measured in one run.
+
+1. verify req/s and p99 with 1, 2 and 4 workers, against /healthz of the same server
+   (target >= 0.8 each), and 2 workers vs 1 (target >= 1.6 on a 2-core machine).
+   `--servers gunicorn,granian` runs the same for granian (how the server was chosen).
+2. a 1000-record batch over HTTP vs a COPY of the same rows into a scratch table (target <= 4).
+3. a pay-day simulation: batches of 1000 from 8 concurrent clients with verifications mixed in:
+   records/s, verify p99, errors (must be 0).
+
+Every server runs the WSGI entry point `service.wsgi:application` (gunicorn gthread workers, or
+granian's WSGI interface), configured from the environment as an operator would. Load is wrk
+(`apt-get install wrk`), 16 connections. Rate limits are off: this measures throughput.
+Usage: python bench/scale_bench.py [--seconds 5] [--workers 1,2,4] [--servers gunicorn]
+       [--payday-batches 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.factories import sealed_record  # noqa: E402
+from tests.service.cluster import REDIS_URL, Instance, throwaway_database, token  # noqa: E402
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start(
+    server: str, workers: int, instance: Instance, metrics_dir: Path
+) -> subprocess.Popen[str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    shutil.rmtree(metrics_dir, ignore_errors=True)
+    metrics_dir.mkdir()
+    env = {
+        **instance.env,
+        "PAYSLIP_DATA_DIR": str(instance.data_dir),
+        "PAYSLIP_PUBLIC_URL": url,
+        "PAYSLIP_REDIS_URL": REDIS_URL,
+        "PAYSLIP_REDIS_PREFIX": "bench",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
+        "PAYSLIP_RATE_LIMIT_IP": "off",
+        "PAYSLIP_RATE_LIMIT_CLIENT": "off",
+        "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
+    }
+    if server == "gunicorn":
+        args = [str(VENV_BIN / "gunicorn"), "--worker-class", "gthread", "--threads", "8"]
+        args += ["--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
+        args += ["--control-socket", str(metrics_dir / "ctl.sock"), "--log-level", "warning"]
+    else:
+        args = [str(VENV_BIN / "granian"), "--interface", "wsgi", "--workers", str(workers)]
+        args += ["--blocking-threads", "8", "--host", "127.0.0.1", "--port", str(port)]
+        args += ["--log-level", "warning"]
+    proc = subprocess.Popen(
+        [*args, "service.wsgi:application"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                proc.url = url  # type: ignore[attr-defined]
+                return proc
+        time.sleep(0.2)
+    stop(proc)
+    raise SystemExit(f"{server} with {workers} workers did not become ready")
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+WRK_SCRIPT = """
+wrk.method = "{method}"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer {token}"
+wrk.body = [[{body}]]
+"""
+
+
+def _ms(match: re.Match[str] | None) -> float:
+    assert match is not None
+    return float(match.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
+
+
+def wrk(
+    url: str, seconds: int, method: str = "GET", body: str = "", bearer: str = ""
+) -> tuple[float, float]:
+    """(requests/s, p99 ms), 16 connections on 2 threads; any failed request ends the run."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(WRK_SCRIPT.format(method=method, token=bearer, body=body))
+    try:
+        out = subprocess.run(
+            ["wrk", "-t2", "-c16", f"-d{seconds}s", "--latency", "-s", script.name, url],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        os.unlink(script.name)
+    failed = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    if failed or errors:
+        raise SystemExit(f"{url}: failed requests during the load:\n{out}")
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    return rps, _ms(re.search(r"99%\s+([\d.]+)(us|ms|s)", out))
+
+
+def seed(url: str, itok: str, instance: Instance, count: int) -> list[str]:
+    payloads: list[str] = []
+    with httpx.Client(timeout=120) as client:
+        for done in range(0, count, 1000):
+            sealed = [
+                sealed_record(
+                    instance.issuer["encryption_key"], key_version=instance.issuer["key_version"]
+                )
+                for _ in range(min(1000, count - done))
+            ]
+            client.post(
+                f"{url}/v1/registerNonPIIBatch",
+                json={"records": [s.body for s in sealed]},
+                headers={"Authorization": f"Bearer {itok}"},
+            ).raise_for_status()
+            payloads.extend(s.payload for s in sealed[:5])
+    return payloads
+
+
+def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
+    counts = [int(n) for n in args.workers.split(",")]
+    for server in args.servers.split(","):
+        figures: dict[int, tuple[float, float, float]] = {}
+        for workers in counts:
+            proc = start(server, workers, instance, tmp / "metrics")
+            url = proc.url  # type: ignore[attr-defined]
+            try:
+                vtok = token(url, instance.verifier)
+                itok = token(url, instance.issuer)
+                payload = seed(url, itok, instance, 1000)[0]
+                body = json.dumps({"barcode": payload})
+                wrk(f"{url}/healthz", 1)  # warm every worker up
+                health, _ = wrk(f"{url}/healthz", args.seconds)
+                verify, p99 = wrk(
+                    f"{url}/v1/verifications/payload", args.seconds, "POST", body, vtok
+                )
+            finally:
+                stop(proc)
+            figures[workers] = (verify, p99, health)
+            print(
+                f"{server:8} {workers} worker(s): verify {verify:7,.0f} req/s p99 {p99:6.1f} ms; "
+                f"healthz {health:7,.0f} req/s; verify/healthz {verify / health:.2f} "
+                "(target >= 0.8)",
+                flush=True,
+            )
+        if 1 in figures and 2 in figures:
+            print(
+                f"{server:8} 2 workers vs 1: {figures[2][0] / figures[1][0]:.2f} (target >= 1.6)",
+                flush=True,
+            )
+
+
+def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 3) -> None:
+    proc = start("gunicorn", 2, instance, tmp / "metrics")
+    url = proc.url  # type: ignore[attr-defined]
+    ratios = []
+    try:
+        itok = token(url, instance.issuer)
+        headers = {"Authorization": f"Bearer {itok}", "Content-Type": "application/json"}
+        with httpx.Client(timeout=120) as client, psycopg.connect(instance.database_url) as conn:
+            conn.execute("CREATE TEMP TABLE scratch (LIKE records INCLUDING DEFAULTS)")
+            for _ in range(rounds):
+                sealed = [
+                    sealed_record(
+                        instance.issuer["encryption_key"],
+                        key_version=instance.issuer["key_version"],
+                    )
+                    for _ in range(1000)
+                ]
+                encoded = json.dumps({"records": [s.body for s in sealed]}).encode()
+                started = time.perf_counter()
+                client.post(
+                    f"{url}/v1/registerNonPIIBatch", content=encoded, headers=headers
+                ).raise_for_status()
+                http_s = time.perf_counter() - started
+                rows = [
+                    (
+                        s.body["service_reference"],
+                        "iss",
+                        s.body["schema"],
+                        s.body["issued_at"],
+                        json.dumps(s.body["payslip_non_pii"]),
+                        s.body["iv"],
+                        s.body["tag"],
+                        None,
+                        "f",
+                        "2026-11-23T00:00:00Z",
+                    )
+                    for s in sealed
+                ]
+                started = time.perf_counter()
+                with (
+                    conn.transaction(),
+                    conn.cursor().copy(
+                        'COPY scratch (service_reference, issuer_id, "schema", issued_at, '
+                        "payslip_non_pii, iv, tag, key_version, fingerprint, registered_at) "
+                        "FROM STDIN"
+                    ) as copy,
+                ):
+                    for row in rows:
+                        copy.write_row(row)
+                copy_s = time.perf_counter() - started
+                ratios.append((http_s / copy_s, http_s, copy_s))
+    finally:
+        stop(proc)
+    ratio, http_s, copy_s = sorted(ratios)[len(ratios) // 2]
+    print(
+        f"1000-record batch over HTTP {http_s * 1000:.0f} ms vs COPY of the same rows "
+        f"{copy_s * 1000:.0f} ms: ratio {ratio:.2f} (target <= 4)",
+        flush=True,
+    )
+
+
+def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> None:
+    proc = start("gunicorn", workers, instance, tmp / "metrics")
+    url = proc.url  # type: ignore[attr-defined]
+    errors: list[str] = []
+    verify_times: list[float] = []
+    created = 0
+    lock = threading.Lock()
+    remaining = list(range(batches))
+    try:
+        itok = token(url, instance.issuer)
+        vtok = token(url, instance.verifier)
+        payloads = seed(url, itok, instance, 1000)
+        key, version = instance.issuer["encryption_key"], instance.issuer["key_version"]
+
+        def issuer() -> None:
+            nonlocal created
+            with httpx.Client(timeout=120) as client:
+                while True:
+                    with lock:
+                        if not remaining:
+                            return
+                        remaining.pop()
+                    body = json.dumps(
+                        {
+                            "records": [
+                                sealed_record(key, key_version=version).body for _ in range(1000)
+                            ]
+                        }
+                    ).encode()
+                    for _attempt in range(30):
+                        reply = client.post(
+                            f"{url}/v1/registerNonPIIBatch",
+                            content=body,
+                            headers={
+                                "Authorization": f"Bearer {itok}",
+                                "Content-Type": "application/json",
+                            },
+                        )
+                        if reply.status_code != 503:  # the instance's batch limit: come back
+                            break
+                        time.sleep(float(reply.headers.get("Retry-After", "1")))
+                    with lock:
+                        if reply.status_code != 200:
+                            errors.append(f"batch HTTP {reply.status_code}")
+                        else:
+                            created += sum(
+                                r["status"] == "created" for r in reply.json()["results"]
+                            )
+
+        def verifier(stop_at: threading.Event) -> None:
+            with httpx.Client(timeout=30) as client:
+                i = 0
+                while not stop_at.is_set():
+                    started = time.perf_counter()
+                    reply = client.post(
+                        f"{url}/v1/verifications/payload",
+                        json={"barcode": payloads[i % len(payloads)]},
+                        headers={"Authorization": f"Bearer {vtok}"},
+                    )
+                    with lock:
+                        if reply.status_code != 200:
+                            errors.append(f"verify HTTP {reply.status_code}")
+                        verify_times.append(time.perf_counter() - started)
+                    i += 1
+
+        done = threading.Event()
+        verifiers = [threading.Thread(target=verifier, args=(done,)) for _ in range(2)]
+        issuers = [threading.Thread(target=issuer) for _ in range(8)]
+        started = time.perf_counter()
+        for thread in [*verifiers, *issuers]:
+            thread.start()
+        for thread in issuers:
+            thread.join()
+        elapsed = time.perf_counter() - started
+        done.set()
+        for thread in verifiers:
+            thread.join()
+    finally:
+        stop(proc)
+    p99 = (
+        statistics.quantiles(verify_times, n=100)[98] * 1000
+        if len(verify_times) > 100
+        else float("nan")
+    )
+    print(
+        f"pay day ({workers} workers): {batches} batches of 1000 from 8 clients "
+        f"in {elapsed:.1f} s: "
+        f"{created / elapsed:,.0f} records/s; {len(verify_times)} verifications mixed in, "
+        f"p99 {p99:.1f} ms; errors {len(errors)} (target 0)",
+        flush=True,
+    )
+    if errors:
+        raise SystemExit(f"errors during the pay day: {errors[:5]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--servers", default="gunicorn")
+    parser.add_argument("--payday-batches", type=int, default=200)
+    parser.add_argument("--skip", default="", help="comma list of: scaling,batch,payday")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is needed: apt-get install wrk")
+    skip = set(args.skip.split(","))
+    with tempfile.TemporaryDirectory() as tmp_name, throwaway_database() as database_url:
+        tmp = Path(tmp_name)
+        instance = Instance.create(tmp / "data", database_url)
+        if "scaling" not in skip:
+            scaling(args, instance, tmp)
+        if "batch" not in skip:
+            batch_vs_copy(instance, tmp)
+        if "payday" not in skip:
+            payday(instance, tmp, args.payday_batches)
+
+
+if __name__ == "__main__":
+    main()
