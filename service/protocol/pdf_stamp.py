@@ -6,6 +6,10 @@ rather than silently thresholded, for the same reason.
 
 Corners are the corners of the page as a viewer shows it: inside the crop box (what is visible)
 and after the page's /Rotate, with the badge drawn upright.
+
+The badge image's own caption is sized for a screen; at the 40 mm stamp it would print at about
+3 pt. So the stamp covers it and sets the caption as PDF text of at least 6 pt under the code
+(issue 11); the embedded image itself stays byte-for-byte the badge.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ from __future__ import annotations
 import io
 import math
 
+import numpy as np
 from PIL import Image, UnidentifiedImageError
-from pypdf import PdfWriter, Transformation
+from pypdf import PageObject, PdfWriter, Transformation
+from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
+from service.protocol.barcode_text import parse_barcode
 from service.protocol.pdf_metadata import (
     PdfError,
     _existing_xmp,
@@ -28,6 +35,10 @@ from service.protocol.pdf_metadata import (
 CORNERS = ("top-left", "top-right", "bottom-left", "bottom-right")
 MM = 72 / 25.4
 Matrix = tuple[float, float, float, float, float, float]
+CAPTION = "Scan to verify this payslip"
+CAPTION_PT = 6.5
+"""Caption size in points on paper: at least 6 pt stays legible on a printed payslip."""
+_COURIER_EM = 0.6  # every Courier glyph is 0.6 em wide, so lines can be centred exactly
 
 
 def _bilevel(badge_png: bytes) -> Image.Image:
@@ -53,6 +64,45 @@ def _badge_page_pdf(badge_png: bytes) -> tuple[bytes, int, int]:
     out = io.BytesIO()
     mono.save(out, format="PDF", resolution=72.0)
     return out.getvalue(), mono.width, mono.height
+
+
+def _caption_top(mono: Image.Image) -> int | None:
+    """The first pixel row of the image's own caption: the last block of dark rows, below a
+    white gap, in the bottom fifth of the badge. None when the badge has no caption."""
+    dark_rows = np.flatnonzero(~np.asarray(mono, dtype=bool).all(axis=1))
+    if dark_rows.size == 0:
+        return None
+    gaps = np.flatnonzero(np.diff(dark_rows) > 1)
+    if gaps.size == 0:
+        return None
+    top = int(dark_rows[gaps[-1] + 1])
+    return top if top > mono.height * 0.8 else None
+
+
+def _caption_page(width: float, height: float, reference: str) -> PageObject:
+    """A `width` x `height` pt page: white, with the caption's lines centred, top down."""
+    lines = [CAPTION, f"Ref {reference}"] if reference else [CAPTION]
+    ops = [f"q 1 g 0 0 {width:.3f} {height:.3f} re f Q", "0 g"]
+    y = height - CAPTION_PT * 1.1
+    for line in lines:
+        x = max((width - len(line) * _COURIER_EM * CAPTION_PT) / 2, 0)
+        ops.append(f"BT /PVCaption {CAPTION_PT} Tf {x:.3f} {y:.3f} Td ({line}) Tj ET")
+        y -= CAPTION_PT * 1.25
+    page = PageObject.create_blank_page(width=width, height=height)
+    stream = DecodedStreamObject()
+    stream.set_data("\n".join(ops).encode("ascii"))
+    page[NameObject("/Contents")] = stream
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Courier"),
+        }
+    )
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/PVCaption"): font})}
+    )
+    return page
 
 
 def _display_to_user(rotate: int, box: tuple[float, float, float, float]) -> Matrix:
@@ -105,6 +155,7 @@ def stamp_badge(
     check_payload(payload)
     overlay_pdf, width_px, height_px = _badge_page_pdf(badge_png)
     overlay = open_reader(overlay_pdf).pages[0]
+    band_top = _caption_top(_bilevel(badge_png))
     with damage_as_pdf_error("the badge could not be drawn on this PDF"):
         writer = PdfWriter(clone_from=reader)
         target = writer.pages[page]
@@ -117,13 +168,22 @@ def stamp_badge(
             shown_w, shown_h = shown_h, shown_w
         width = size_mm * MM
         scale = width / width_px
-        height = height_px * scale
+        # The image's own caption band is covered by the printed caption, which may need more
+        # room under the badge: `below` is the caption area that sticks out under the image.
+        band = (height_px - band_top) * scale if band_top is not None else 0.0
+        caption = CAPTION_PT * 2.6 + 2
+        below = max(caption - band, 0.0)
+        height = height_px * scale + below
         margin = margin_mm * MM
         if width + 2 * margin > shown_w + 1e-6 or height + 2 * margin > shown_h + 1e-6:
             raise PdfError(f"the page is too small for a {size_mm:g} mm badge")
         left = shown_w - margin - width if corner.endswith("right") else margin
         bottom = shown_h - margin - height if corner.startswith("top") else margin
-        placed: Matrix = (scale, 0, 0, scale, left, bottom)
-        ctm = _multiply(placed, _display_to_user(rotate, box))
-        target.merge_transformed_page(overlay, Transformation(ctm=ctm))
+        to_user = _display_to_user(rotate, box)
+        placed: Matrix = (scale, 0, 0, scale, left, bottom + below)
+        target.merge_transformed_page(overlay, Transformation(ctm=_multiply(placed, to_user)))
+        reference = parse_barcode(payload).service_reference
+        text = _caption_page(width, band + below, reference)
+        beneath: Matrix = (1, 0, 0, 1, left, bottom)
+        target.merge_transformed_page(text, Transformation(ctm=_multiply(beneath, to_user)))
     return _write(writer, _existing_xmp(reader), payload)
