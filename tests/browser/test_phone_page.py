@@ -330,5 +330,51 @@ def test_every_scan_url_form_verifies(
         phone.open(url)
         assert phone.verdict() == "VERIFIED", url
         assert "Alex Demo-Sample" in phone.page.inner_text("#verdict-facts")
-        assert "#" not in phone.page.url and "%7C" not in phone.page.url
+        assert phone.page.url == f"{base}/v"  # the code left the address bar
+    # A reload cannot re-check (the code is gone) and shows nothing of the last result.
+    phone.page.reload(wait_until="networkidle")
+    phone.page.wait_for_selector("#ready:not([hidden])")
+    assert "Alex Demo-Sample" not in phone.html()
     assert not phone.errors, phone.errors
+
+
+def test_the_secret_is_kept_only_when_remember_is_ticked(
+    phone_service: PhoneService, browser: Any, phones: list[Phone]
+) -> None:
+    client_id = phone_service.verifier["client_id"]
+    secret = phone_service.verifier["client_secret"]
+
+    def stored(page: Any) -> str:
+        return str(
+            page.evaluate("() => JSON.stringify(sessionStorage) + JSON.stringify(localStorage)")
+        )
+
+    # Not ticked: the token lives in this tab only; a new tab must sign in again.
+    phone = Phone(browser)
+    phones.append(phone)
+    phone.open(phone_service.issue_badge().url)
+    phone.sign_in(client_id, secret)
+    assert phone.verdict() == "VERIFIED"
+    assert secret not in stored(phone.page)
+    second_tab = phone.context.new_page()
+    second_tab.goto(phone_service.issue_badge().url, wait_until="networkidle")
+    assert second_tab.is_visible("#sign-in")
+    assert secret not in stored(second_tab)
+
+    # Ticked: the credential is in localStorage, so a new tab verifies straight away...
+    kept = Phone(browser)
+    phones.append(kept)
+    kept.open(phone_service.issue_badge().url)
+    kept.sign_in(client_id, secret, remember=True)
+    assert kept.verdict() == "VERIFIED"
+    assert secret in stored(kept.page)
+    tab = kept.context.new_page()
+    tab.goto(phone_service.issue_badge().url, wait_until="networkidle")
+    tab.wait_for_selector("#verdict:not([hidden])")
+    assert tab.inner_text("#verdict-title") == "VERIFIED"
+    # ...until "Sign out", which forgets it.
+    tab.click("#done")
+    tab.click("#sign-out")
+    tab.wait_for_selector("#sign-in:not([hidden])")
+    assert secret not in stored(tab)
+    assert tab.evaluate("() => localStorage.length") == 0

@@ -34,10 +34,9 @@ function readAddress() {
 }
 
 function forgetAddress() {
-  const path = location.pathname;
-  // The older form `/v/<payload>` has the code in the path: show /v instead.
-  const shown = path === "/v/pair" || /^\/v\/[A-Za-z0-9_-]{22}$/.test(path) ? path : "/v";
-  history.replaceState(null, "", shown);
+  // Only /v stays (the older form `/v/<payload>` even has the code in the path). A reload then
+  // shows "ready" instead of re-checking a link whose code is gone.
+  history.replaceState(null, "", state.address.kind === "pair" ? "/v/pair" : "/v");
 }
 
 // --- credentials --------------------------------------------------------------------------------
