@@ -72,6 +72,19 @@ _RESPONSE_SCHEMAS: dict[str, Any] = {
             "scope": {"type": "string"},
         },
     },
+    "PairingRedeemRequest": {
+        "type": "object",
+        "description": "A phone's one-time pairing code (the fragment of its pairing link).",
+        "required": ["pairing_code"],
+        "additionalProperties": False,
+        "properties": {
+            "pairing_code": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]{43}$",
+            },
+            "device_name": {"type": "string", "maxLength": 60},
+        },
+    },
     "ReferenceResponse": {
         "type": "object",
         "required": ["service_reference"],
@@ -281,7 +294,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "redeemPairing",
                 "Use a pairing code once: a new verifier client for this phone",
                 {200: "AnyObject"},
-                None,
+                "PairingRedeemRequest",
                 (400, 401, 413, 415, 429, 500, 503),
                 None,
             )
