@@ -100,8 +100,8 @@ def _panel_stylesheet(tone: Tone, scale: float) -> str:
     QLabel#bannerText {{ font-size: {pt(13)}; }}
     QLabel#factLabel {{ font-size: {pt(10.5)}; font-weight: 600; }}
     QLabel#factValue {{ font-size: {pt(19)}; font-weight: 700; }}
-    QLabel#bannerHint {{ font-size: {pt(11)}; font-weight: 600; background: rgba(0,0,0,0.22);
-        border-radius: 6px; padding: 4px 10px; }}
+    QFrame#banner QLabel#bannerHint {{ font-size: {pt(11)}; font-weight: 600;
+        background: rgba(0,0,0,0.28); border-radius: 6px; padding: 6px 12px; }}
     QLabel#countdown {{ font-size: {pt(10.5)}; }}
     QFrame#facts {{ background: rgba(255,255,255,0.12); border-radius: 10px; }}
     QPushButton#bannerButton, QPushButton#retryButton {{ font-size: {pt(13)}; padding: 8px 18px;
@@ -165,10 +165,6 @@ class Banner(QFrame):
         outer.addWidget(self.facts)
         outer.addStretch(1)
 
-        self.hint = plain_label("", "bannerHint", wrap=True)
-        self.hint.hide()
-        outer.addWidget(self.hint, 0, Qt.AlignmentFlag.AlignLeft)
-
         bottom = QHBoxLayout()
         bottom.setSpacing(12)
         self.retry_button = QPushButton("Try again")
@@ -178,6 +174,9 @@ class Banner(QFrame):
         self.retry_button.clicked.connect(self.retry_clicked)
         self.retry_button.hide()
         bottom.addWidget(self.retry_button)
+        self.hint = plain_label("", "bannerHint")
+        self.hint.hide()
+        bottom.addWidget(self.hint, 0, Qt.AlignmentFlag.AlignVCenter)
         bottom.addStretch(1)
         self.countdown = plain_label("", "countdown")
         bottom.addWidget(self.countdown, 0, Qt.AlignmentFlag.AlignVCenter)

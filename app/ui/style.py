@@ -82,7 +82,7 @@ def screen_stylesheet(kiosk: bool) -> str:
         padding: 6px 4px; }}
     QLabel#serviceStatus[problem="true"] {{ color: {PALETTES["not_verified"].strong}; }}
     QLabel#serviceStatus[checking="true"] {{ color: {MUTED}; }}
-    QLabel#inputNotice {{ padding: 8px 10px; border-radius: 6px; font-weight: 600;
+    QFrame#panel QLabel#inputNotice {{ padding: 8px 10px; border-radius: 6px; font-weight: 600;
         background: {PALETTES["error"].tint}; border: 1px solid {PALETTES["error"].strong};
         color: {PALETTES["error"].strong}; }}
     QLabel#fieldLabel {{ color: {MUTED}; }}
