@@ -568,3 +568,46 @@ def test_pay_run_hint_is_readable_and_the_sample_file_is_one_click_away(
     for term in ("payload", "schema", "jsonl", "batch"):
         assert term not in words.lower(), term
     shoot(screen, screenshot_dir, "pay-run-sample")
+
+
+def test_stop_leaves_a_run_that_resumes_without_registering_twice(
+    screen: IssueScreen,
+    qtbot: QtBot,
+    demo_context: AppContext,
+    tmp_path: Path,
+    screenshot_dir: Path,
+) -> None:
+    assert demo_context.admin is not None
+    before = demo_context.admin.admin_list()["record_count"]
+    tab = screen.payrun
+    screen.tabs.setCurrentIndex(1)
+    tab.batch_size = 40
+    tab.run_file.setText(str(many_rows(tmp_path / "run.csv", 200)))
+    out = tmp_path / "out"
+    tab.run_out_dir.setText(str(out))
+
+    def stop_after_first_rows(rows: object) -> None:
+        if tab.results_model.rowCount() >= 40 and tab.run_stop_button.isEnabled():
+            tab.run_stop_button.click()
+
+    tab.run_signals.results.connect(stop_after_first_rows)
+    with qtbot.waitSignal(tab.run_finished, timeout=120000) as stopped:
+        tab.run_button.click()
+    tab.run_signals.results.disconnect(stop_after_first_rows)
+    message = stopped.args[0]
+    assert isinstance(message, str) and message.startswith("Stopped after"), message
+    assert "same output folder" in message and "nothing will be registered twice" in message
+    done_first = tab.results_model.rowCount()
+    assert 40 <= done_first < 200
+    assert 0 < tab.run_progress.value() < tab.run_progress.maximum()  # not reset to zero
+    assert tab.open_button.isEnabled() and tab.run_button.isEnabled()
+    shoot(screen, screenshot_dir, "pay-run-stopped")
+
+    with qtbot.waitSignal(tab.run_finished, timeout=120000) as finished:
+        tab.run_button.click()
+    summary = finished.args[0]
+    assert isinstance(summary, RunSummary), summary
+    assert summary.resumed and summary.progress.rows == 200
+    assert demo_context.admin.admin_list()["record_count"] == before + 200  # none twice
+    lines = (out / "results.csv").read_text().splitlines()
+    assert len(lines) == 201

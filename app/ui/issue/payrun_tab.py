@@ -36,7 +36,15 @@ from app import resources
 from app.context import AppContext
 from app.issuer.messages import describe_error
 from app.issuer.payrun import PayrunRow, RowProblem, count_rows, read_payrun
-from app.issuer.runner import PayRun, Progress, RunInterrupted, RunSettings, RunSummary
+from app.issuer.runner import (
+    MAX_BATCH,
+    PayRun,
+    Progress,
+    RunCancelled,
+    RunInterrupted,
+    RunSettings,
+    RunSummary,
+)
 from app.ui.folders import choose_folder, open_file
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.results import ProblemsFilter, ResultsModel
@@ -47,12 +55,6 @@ from app.ui.tasks import TaskRunner
 SCALE = 1000
 """The bar counts thousandths of the whole run, so it moves smoothly through every phase."""
 CHECK_REPORT_EVERY = 50
-PHASES = (
-    ("checking", "Checking rows"),
-    ("registering", "Registering with the service"),
-    ("badges", "Making badges"),
-    ("pdfs", "Stamping payslip PDFs"),
-)
 
 
 class RunSignals(QObject):
@@ -133,6 +135,8 @@ class PayRunTab(QWidget):
         self._last_out: Path | None = None
         self.open_folder: Callable[[QUrl], object] = QDesktopServices.openUrl
         """How a folder is shown (the desktop's file manager; tests record the call instead)."""
+        self.batch_size = MAX_BATCH
+        """Rows registered per request (smaller in tests, so a stop lands between batches)."""
         self._build()
 
     # ------------------------------------------------------------------ layout
@@ -382,7 +386,9 @@ class PayRunTab(QWidget):
             client,
             key,
             scan_base,
-            RunSettings(source=source, out_dir=out_dir, pdf_dir=pdf_dir),
+            RunSettings(
+                source=source, out_dir=out_dir, pdf_dir=pdf_dir, batch_size=self.batch_size
+            ),
             on_progress=lambda p: signals.progress.emit(_copy_progress(p)),
             on_results=lambda rs: signals.results.emit(
                 [(r.row, r.external_id, r.status, r.service_reference, r.reason) for r in rs]
@@ -416,15 +422,25 @@ class PayRunTab(QWidget):
 
     def _check_progress(self, done: int, total: int | None) -> None:
         view = PhaseView("checking", "Checking rows", done, total)
-        self._show(view.phase, [view], 0.0, finished=done == total)
+        self._show(view.phase, [view], 0.0, done, total, finished=done == total)
 
     def _run_progress(self, progress: Progress) -> None:
         elapsed = float(getattr(progress, "elapsed", 0.0) or 0.0)
-        self._show(
-            progress.phase, phase_views(progress), elapsed, finished=progress.phase == "done"
-        )
+        finished = progress.phase == "done"
+        # Rows done: rows whose result is final (in the table and results.csv).
+        views = phase_views(progress)
+        self._show(progress.phase, views, elapsed, progress.rows, progress.total, finished=finished)
 
-    def _show(self, phase: str, views: list[PhaseView], elapsed: float, *, finished: bool) -> None:
+    def _show(
+        self,
+        phase: str,
+        views: list[PhaseView],
+        elapsed: float,
+        done: int,
+        total: int | None,
+        *,
+        finished: bool,
+    ) -> None:
         fraction = overall_fraction(views)
         if fraction is not None:
             value = round(fraction * SCALE)
@@ -432,26 +448,26 @@ class PayRunTab(QWidget):
                 value = min(value, SCALE - 1)  # full only when it is really finished
             self.run_progress.setValue(max(value, self.run_progress.value()))
         elapsed = elapsed or (time.monotonic() - self._started)
-        current = next((v for v in views if v.phase == phase), views[-1])
-        total = current.total
         self.rows_label.setText(
-            f"{current.done} of {total} rows" if total is not None else f"{current.done} rows"
+            f"{done} of {total} rows done" if total is not None else f"{done} rows done"
         )
-        if elapsed > 0.2 and current.done:
-            rate = current.done / elapsed
-            self.rate_label.setText(f"{rate:,.0f} rows/s")
-            if fraction and 0 < fraction < 1:
-                self.left_label.setText(f"· about {_duration(elapsed / fraction - elapsed)} left")
-        number = next((i for i, (name, _) in enumerate(PHASES, 1) if name == phase), 0)
+        if elapsed > 0.2 and done:
+            self.rate_label.setText(f"{done / elapsed:,.0f} rows/s")
+        if fraction and 0.02 < fraction < 1 and not finished:
+            self.left_label.setText(f"· about {_duration(elapsed / fraction - elapsed)} left")
+        elif finished:
+            self.left_label.setText("")
         lines = []
         for view in views:
-            mark = "✓" if view.fraction == 1.0 else ("…" if view.phase == phase else " ")
+            mark = "✓" if view.fraction == 1.0 else ("▸" if view.phase == phase else "○")
             count = f"{view.done} of {view.total}" if view.total is not None else f"{view.done}"
             lines.append(f"{mark} {view.label}: {count}")
-        self.phase_label.setText("    ".join(lines))
+        self.phase_label.setText("\n".join(lines))
+        number = next((i for i, view in enumerate(views, 1) if view.phase == phase), 0)
         if not finished and number:
-            name = PHASES[number - 1][1]
-            self._set_run_status(f"Step {number} of {len(PHASES)}: {name.lower()}…")
+            label_text = views[number - 1].label
+            step = f"Step {number} of {len(views)}: " if len(views) > 1 else ""
+            self._set_run_status(f"{step}{label_text.lower()}…")
         self.progressed.emit(self.run_progress.value())
 
     def _run_results(self, rows: list[tuple[int, str, str, str, str]]) -> None:
@@ -475,11 +491,16 @@ class PayRunTab(QWidget):
     def _run_failed(self, exc: Exception) -> None:
         self._cancel = None
         self._set_running(False)
-        if isinstance(exc, RunInterrupted):
-            text = (
-                f"Stopped. {describe_error(exc)} Press “Register pay run” again with the same "
-                "output folder to carry on; nothing will be registered twice."
-            )
+        self.left_label.setText("")
+        resume = (
+            "To carry on, press “Register pay run” again with the same output folder; nothing "
+            "will be registered twice."
+        )
+        if isinstance(exc, RunCancelled):
+            text = f"Stopped after {self.rows_label.text() or 'some rows'}. {resume}"
+        elif isinstance(exc, RunInterrupted):
+            reason = describe_error(exc).rstrip(".")
+            text = f"Stopped: {reason[:1].upper()}{reason[1:]}. {resume}"
         else:
             self.run_progress.setValue(0)
             text = describe_error(exc)
