@@ -132,7 +132,7 @@ class AdminScreen(QWidget):
         self.tabs = QTabWidget()
         self.issuers = _table(["Payroll provider", "Issuer id", "Payslips", "Withdrawn"], (1,))
         self.verifiers = _table(["Front desk", "Front desk id", "Added"], (1,))
-        self.clients = _table(["Client id", "Can", "Name", "State", "Added"], (0,))
+        self.clients = _table(["Client id", "Can", "Name", "State", "Added", "Note"], (0,))
         self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0,))
         self.copy_buttons: dict[str, QPushButton] = {}
         self.empty_hints: dict[str, QWidget] = {}
@@ -303,6 +303,7 @@ class AdminScreen(QWidget):
                     c["name"],
                     "Disabled" if c.get("disabled") else "Active",
                     local_time(c.get("created_at")),
+                    "Used by this app" if c["client_id"] in self._own_ids() else "",
                 ]
                 for c in clients
             ],
@@ -479,6 +480,10 @@ class AdminScreen(QWidget):
             self._run(
                 lambda: admin.admin_retire_key(key_version), lambda _: self.refresh(), "Retiring…"
             )
+
+    def _own_ids(self) -> set[str]:
+        clients = (self.context.admin, self.context.verifier, self.context.issuer)
+        return {i for i in (_client_id(c) for c in clients) if i}
 
     def refusal(self, client_id: str) -> str | None:
         """Why this client must not be disabled from here, or None."""

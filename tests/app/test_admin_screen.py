@@ -244,6 +244,11 @@ def test_the_app_refuses_to_lock_itself_out(
             screen.disable_button.click()
         assert "signs in with this client" in refused.args[0] or "admin client" in refused.args[0]
         assert screen.last_confirmation is None  # not even asked
+    notes = {
+        screen.clients.item(r, 0).text(): screen.clients.item(r, 5).text()  # type: ignore[union-attr]
+        for r in range(screen.clients.rowCount())
+    }
+    assert notes[admin_id] == notes[demo_context.issuer_info["client_id"]] == "Used by this app"
     shoot(screen, screenshot_dir, "admin-refusal")
     # The last admin client is protected even when the app would not be using it.
     assert screen.refusal(admin_id) is not None
