@@ -317,3 +317,32 @@ def test_counts_refresh_after_each_change_and_on_a_timer(
     )
     screen.timer.stop()
     tasks.wait()
+
+
+def test_a_new_office_sees_what_to_do_first(
+    qtbot: QtBot, config_dir: Path, tmp_path: Path, screenshot_dir: Path, no_leaks: None
+) -> None:
+    from app.context import start_embedded_context
+    from app.settings import SecretStore, Settings
+
+    settings = Settings(data_dir=str(tmp_path / "office"))
+    context = start_embedded_context(settings, SecretStore(config_dir, use_keyring=False))
+    try:
+        screen, tasks = _screen(qtbot, context)
+        screen.show()
+        hint = screen.empty_hints["issuers"]
+        assert hint.isVisibleTo(screen) and "Add payroll provider" in hint.text()
+        assert "0 payroll providers" in screen.status.text()
+        shoot(screen, screenshot_dir, "admin-empty")
+        screen.timer.stop()
+        panel = ServicePanel(context, tasks)
+        qtbot.addWidget(panel)
+        qtbot.waitUntil(lambda: panel.healthy is True, timeout=10000)
+        assert panel.environment_label.text().startswith("Live")
+        words = "\n".join(w.text() for w in panel.findChildren(QLabel))
+        assert str(tmp_path / "office") in words and "Demo" not in words
+        shoot(panel, screenshot_dir, "service-live")
+        panel.timer.stop()
+        tasks.wait()
+    finally:
+        context.close()

@@ -219,6 +219,7 @@ def test_typed_in_credentials_stay_out_of_settings(
     qtbot: QtBot,
     demo_context: AppContext,
     config_dir: Path,
+    screenshot_dir: Path,
     no_leaks: None,
 ) -> None:
     context = dataclasses.replace(demo_context, issuer=None, issuer_info={})
@@ -227,6 +228,10 @@ def test_typed_in_credentials_stay_out_of_settings(
     qtbot.addWidget(widget)
     info = demo_context.issuer_info
     panel = widget.issuer_panel
+    widget.show()
+    assert "No payroll provider is set up" in panel.summary.text()
+    assert panel.details.isVisibleTo(widget)  # nothing saved: the fields are open
+    shoot(widget, screenshot_dir, "issue-no-issuer-yet")
     panel.fields["client_id"].setText(info["client_id"])
     panel.fields["client_secret"].setText(info["client_secret"])
     panel.fields["encryption_key"].setText(info["encryption_key"])
