@@ -209,7 +209,7 @@ class Banner(QFrame):
                 head.setContentsMargins(0, 10, 0, 0)
             self.facts_grid.addWidget(head, row * 2, column)
             shown = plain_label(value, "factValue", wrap=True)
-            self.facts_grid.addWidget(shown, row * 2 + 1, column)
+            self.facts_grid.addWidget(shown, row * 2 + 1, column, Qt.AlignmentFlag.AlignTop)
         for column in (0, 1):
             self.facts_grid.setColumnStretch(column, 1)
         self.facts.setVisible(bool(facts))

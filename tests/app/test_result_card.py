@@ -251,3 +251,20 @@ def test_pending_then_slow_then_clear(card: ResultCard, screenshot_dir: Path) ->
     card.clear()
     assert card.visible_texts() == []
     assert card.outcome is None
+
+
+def test_support_details_copy_without_personal_data(card: ResultCard) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    card.show_outcome(Outcome("INTERNAL_ERROR", [Attempt(code="INTERNAL_ERROR", request_id="r-9")]))
+    assert card.support is not None
+    card.support.toggle.click()
+    copy_button = next(b for b in card.findChildren(QPushButton) if b.text() == "Copy")
+    copy_button.click()
+    copied = QGuiApplication.clipboard().text()
+    assert "INTERNAL_ERROR" in copied and "r-9" in copied and "CANNOT VERIFY" in copied
+    card.show_outcome(verified())
+    assert card.support is not None
+    assert "kQffJ_u45KZ8_Mnxedo60A" in card.support_text
+    for value in [*RESULT["employee"].values(), "$3,064.15 AUD"]:
+        assert value not in card.support_text
