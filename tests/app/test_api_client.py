@@ -13,6 +13,7 @@ without the suite actually waiting; only timeout tests use real time.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import pickle
@@ -949,3 +950,51 @@ def test_healthz(server: FaultServer, client: ApiClient) -> None:
     assert client.healthz(server.base) is False
     assert client.healthz(f"http://127.0.0.1:{closed_port()}") is False
     assert server.counts[TOKEN] == 0
+
+
+def test_connect_timeout_is_separate_and_the_deadline_holds_over_retries() -> None:
+    """A host that never completes the TCP handshake (a listener whose backlog is full drops
+    SYNs): each attempt gives up after the connect timeout and is retried, and the whole call
+    still ends at its deadline, not after the 10 s read timeout (issue 9: fail fast)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    fillers = []
+    for _ in range(4):  # fill the accept backlog; further SYNs are dropped
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    url = f"http://127.0.0.1:{port}"
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        time.sleep(seconds)
+
+    client = ApiClient(
+        url,
+        "desk",
+        "secret",
+        verifier_url=url,
+        timeout=10.0,
+        connect_timeout=0.4,
+        deadline=2.0,
+        sleep=sleep,
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(ServiceUnreachable) as caught:
+            client.verify_payload("2|" + "A" * 22 + "|" + "A" * 40)
+    finally:
+        client.close()
+        for filler in fillers:
+            filler.close()
+        server.close()
+    assert time.monotonic() - started < 3.0
+    assert "connection failed" in caught.value.message
+    assert slept  # more than one attempt fitted in the deadline
+    with pytest.raises(ValueError):
+        ApiClient(url, "a", "b", connect_timeout=0)
