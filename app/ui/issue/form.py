@@ -141,11 +141,13 @@ class FieldEditor(QWidget):
                 text = choice if spec.name == "currency" else choice.replace("_", " ").capitalize()
                 self.combo.addItem(text, choice)
             self.combo.currentIndexChanged.connect(lambda _=0: self.changed.emit())
+            self.combo.setMaximumWidth(340)
             layout.addWidget(self.combo)
         elif spec.kind == "date":
             self.date = DateEdit()
             self.date.setObjectName(f"date:{path}")
             self.date.dateChanged.connect(lambda _=None: self.changed.emit())
+            self.date.setMaximumWidth(240)
             layout.addWidget(self.date)
         elif spec.kind == "cents" or spec.is_money:
             row = QHBoxLayout()
