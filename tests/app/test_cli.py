@@ -191,3 +191,18 @@ def test_self_test_passes() -> None:
     out = _run(["--self-test"])
     assert out.returncode == 0, out.stdout + out.stderr
     assert "PASS  badge image" in out.stdout and "PASS  stamped PDF" in out.stdout
+
+
+def test_an_image_of_another_qr_code_is_no_verdict(
+    demo_context: AppContext, tmp_path: Path
+) -> None:
+    import segno
+
+    image = tmp_path / "menu.png"
+    segno.make("https://example.com/lunch-menu", error="m").save(str(image), scale=8)
+    out = _run(["verify", str(image), *_remote(demo_context)])
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        "NOT_A_PAYSLIP_CODE: That is not a payslip code: scan the QR badge on the payslip"
+    )
+    assert out.stdout == ""
