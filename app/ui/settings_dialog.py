@@ -191,9 +191,21 @@ class SettingsDialog(QDialog):
         )
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
+        if allow_no_pin:  # not at the kiosk: the welcome (issue 11) can change what this does
+            self.welcome_button = QPushButton("Getting started…")
+            self.welcome_button.clicked.connect(self._open_welcome)
+            buttons.addButton(self.welcome_button, QDialogButtonBox.ButtonRole.ResetRole)
         outer.addWidget(buttons)
         self.mode.currentIndexChanged.connect(self._mode_changed)
         self._mode_changed()
+
+    def _open_welcome(self) -> None:
+        """Close the settings and show the first-run welcome again over the main window."""
+        from app.ui.welcome import reopen_welcome
+
+        parent = self.parentWidget()
+        self.reject()
+        reopen_welcome(parent.window() if parent else self, self.settings, self.secrets)
 
     def _mode_changed(self) -> None:
         remote = self.mode.currentData() == "remote"

@@ -117,3 +117,30 @@ def test_getting_started_reopens_the_welcome_from_the_running_app(
         shoot(window, screenshot_dir, "main-window-issue")
     finally:
         window.close()
+
+
+def test_settings_open_the_welcome_again_but_not_at_the_kiosk(
+    qtbot: QtBot, demo_context: AppContext, no_leaks: None
+) -> None:
+    from app.ui.settings_dialog import SettingsDialog
+
+    window = MainWindow(demo_context)
+    qtbot.addWidget(window)
+    try:
+        kiosk_settings = SettingsDialog(
+            demo_context.settings, demo_context.secrets, window, allow_no_pin=False
+        )
+        assert not hasattr(kiosk_settings, "welcome_button")
+        kiosk_settings.deleteLater()
+        dialog = SettingsDialog(demo_context.settings, demo_context.secrets, window)
+        dialog.welcome_button.click()
+        welcome = next(
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, WelcomeDialog) and w.isVisible()
+        )
+        welcome.buttons["service"].click()
+        assert window.stack.currentWidget() is window.admin_screen
+        dialog.deleteLater()
+    finally:
+        window.close()
