@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     pair.add_argument("--public-url", help="the address phones reach this service at")
     actions.add_parser("list")
 
+    migrate = sub.add_parser("migrate", help="apply pending PostgreSQL schema migrations")
+    migrate.add_argument("--database-url")
+
     serve = sub.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--data-dir")
     serve.add_argument("--host", default="127.0.0.1")
@@ -157,6 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "admin":
             _print(_admin(args))
+            return 0
+        if args.command == "migrate":
+            from service.migrate_cli import migrate
+
+            _print(migrate(args.database_url))
             return 0
         return _serve(args)
     except BrokenPipeError:

@@ -52,7 +52,7 @@ def build_bottle(
             ),
         )
     )
-    add_routes(app, domain, config)
+    add_routes(app, domain, config, shared)
     pages = add_phone_routes(app, domain, config)
     app.error_handler.update(
         {

@@ -13,8 +13,10 @@ from service.domain.context import Domain
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.tokens import Principal
 from service.http.body import parse_json, read_body
+from service.http.metrics import OUTCOME_KEY
 from service.http.openapi import build_openapi
 from service.http.pipeline import Call, Reply
+from service.http.shared_limits import SharedState
 
 ISSUER = "service:issuer"
 VERIFIER = "service:verifier"
@@ -59,7 +61,13 @@ def _token_params(limit: int) -> dict[str, Any]:
         ) from None
 
 
-def add_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) -> None:
+def add_routes(
+    app: bottle.Bottle,
+    domain: Domain,
+    config: ServiceConfig,
+    shared: SharedState | None = None,
+) -> None:
+    """`shared`: the Redis behind the limits of a multi-worker server, checked by /readyz."""
     limits = config.body_limits
 
     def route(path: str, method: str, handler: Callable[[Call], Reply], **options: Any) -> None:
@@ -120,7 +128,9 @@ def add_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) -> Non
 
     # --- verifier API -----------------------------------------------------------------------
     def verify(call: Call) -> Reply:
-        return Reply(200, domain.verification.verify_request(call.body), NO_STORE)
+        result = domain.verification.verify_request(call.body)
+        bottle.request.environ[OUTCOME_KEY] = "verified" if result["verified"] else "revoked"
+        return Reply(200, result, NO_STORE)
 
     route("/v1/verifications/payload", "POST", verify, scope=VERIFIER, body_limit=limits.verify)
 
@@ -164,7 +174,15 @@ def add_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) -> Non
                 "the store cannot read or write (database down, or the disk is full)",
                 retry_after=5,
             )
-        return Reply(200, {"status": "ready"})
+        if shared is None:
+            return Reply(200, {"status": "ready"})
+        if shared.ping():
+            return Reply(200, {"status": "ready", "redis": "ok"})
+        if shared.fail_closed:
+            raise ServiceError("SERVICE_UNAVAILABLE", "Redis does not answer", retry_after=5)
+        # Failing open, the service works without Redis: taking every host out of the load
+        # balancer over it would turn a lost limit into an outage.
+        return Reply(200, {"status": "ready", "redis": "unreachable; limits fail open"})
 
     document = build_openapi(config)
 

@@ -12,10 +12,13 @@ Why it looks the way it does:
   verdicts include IV_REUSED (the one verdict no constraint re-checks), it rolls back and retries
   under the *exclusive* form of the same lock, which excludes every other batch, so the retry
   runs serially, sees a stable table and cannot collide again.
-- psycopg_pool is not a dependency, so a small thread-safe pool lives here: at most ``pool_size``
-  connections, opened lazily, discarded when broken. Connections run in autocommit mode and every
-  multi-statement operation opens an explicit transaction, so no connection is ever returned to
-  the pool with a transaction open.
+- Connections come from psycopg_pool (at most ``pool_size`` per process, each checked before it
+  is handed out, so after a database restart requests get fresh connections instead of dead
+  ones). Connections run in autocommit mode and every multi-statement operation opens an explicit
+  transaction, so no connection is ever returned to the pool with a transaction open.
+- The schema is versioned (service/storage/pg_migrations.py, SQL files in
+  service/storage/migrations): opening the store applies pending migrations under an advisory
+  lock, on a direct connection first, so an unreachable database fails fast with one error.
 - The port does not say what adding an existing issuer, verifier, client or key does. Replacing
   would be the dangerous reading: two workers running ``KeyRing.create_key`` for one issuer at
   once compute the same next key_version, and a silent replace would destroy a key whose raw
@@ -29,9 +32,7 @@ Why it looks the way it does:
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Final, TypeVar
 
@@ -40,7 +41,9 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
 
+from service.storage import pg_migrations
 from service.storage.port import (
     AddOutcome,
     AddStatus,
@@ -62,98 +65,11 @@ T = TypeVar("T")
 
 Conn = psycopg.Connection[DictRow]
 
-SCHEMA_VERSION: Final = 1
-"""Bumped whenever the DDL below changes; a database newer than the code is refused."""
+SCHEMA_VERSION: Final = pg_migrations.LATEST
+"""The newest migration this code knows; a database newer than that is refused."""
 
-# Advisory lock keys (bigint, per database). Arbitrary constants ("PVschema", "PVrecord").
-_SCHEMA_LOCK: Final = 0x5056_7363_6865_6D61
+# Advisory lock key (bigint, per database). Arbitrary constant ("PVrecord").
 _RECORDS_LOCK: Final = 0x5056_7265_636F_7264
-
-_DDL: Final = (
-    """
-    CREATE TABLE IF NOT EXISTS schema_version (
-        version     integer PRIMARY KEY,
-        applied_at  timestamptz NOT NULL DEFAULT now()
-    )
-    """,
-    # `seq` keeps insertion order for listings, the order the TinyDB adapter naturally returns.
-    """
-    CREATE TABLE IF NOT EXISTS records (
-        service_reference text PRIMARY KEY,
-        seq               bigint GENERATED ALWAYS AS IDENTITY,
-        issuer_id         text NOT NULL,
-        "schema"          text NOT NULL,
-        issued_at         text NOT NULL,
-        payslip_non_pii   jsonb NOT NULL,
-        iv                text NOT NULL,
-        tag               text NOT NULL,
-        key_version       text,
-        fingerprint       text NOT NULL,
-        registered_at     text NOT NULL,
-        status            text NOT NULL DEFAULT 'active',
-        revoked_at        text,
-        revoke_reason     text,
-        CONSTRAINT records_issuer_iv_key UNIQUE (issuer_id, iv)
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS issuers (
-        issuer_id   text PRIMARY KEY,
-        seq         bigint GENERATED ALWAYS AS IDENTITY,
-        name        text NOT NULL,
-        created_at  text NOT NULL
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS verifiers (
-        verifier_id text PRIMARY KEY,
-        seq         bigint GENERATED ALWAYS AS IDENTITY,
-        name        text NOT NULL,
-        created_at  text NOT NULL
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS clients (
-        client_id   text PRIMARY KEY,
-        seq         bigint GENERATED ALWAYS AS IDENTITY,
-        role        text NOT NULL,
-        owner_id    text NOT NULL,
-        name        text NOT NULL,
-        secret_hmac text NOT NULL,
-        created_at  text NOT NULL,
-        disabled    boolean NOT NULL DEFAULT false
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS keys (
-        key_version text PRIMARY KEY,
-        seq         bigint GENERATED ALWAYS AS IDENTITY,
-        issuer_id   text NOT NULL,
-        number      integer NOT NULL,
-        state       text NOT NULL,
-        wrapped     text NOT NULL,
-        created_at  text NOT NULL,
-        retired_at  text
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS keys_issuer_idx ON keys (issuer_id, number)",
-    """
-    CREATE TABLE IF NOT EXISTS settings (
-        name  text PRIMARY KEY,
-        value text NOT NULL
-    )
-    """,
-    # Added after version 1 without a bump: a new table that older code never reads.
-    """
-    CREATE TABLE IF NOT EXISTS pairings (
-        pairing_id  text PRIMARY KEY,
-        client_id   text NOT NULL,
-        secret_hmac text NOT NULL,
-        created_at  text NOT NULL,
-        expires_at  text NOT NULL
-    )
-    """,
-)
 
 # Column lists are spelled out in every statement (no string building), so every query is a
 # literal that a reviewer and ruff's injection check can read as is.
@@ -265,109 +181,22 @@ def _resolve(
     return outcomes, created
 
 
-class _Pool:
-    """At most `size` connections, handed out one per caller, opened on demand.
-
-    A connection that reports itself broken or closed is dropped instead of being reused, and
-    with it every idle one, so a database restart fails only the requests in flight at the time.
-    """
-
-    def __init__(
-        self, conninfo: str, size: int, connect_timeout: float, wait_timeout: float
-    ) -> None:
-        if size < 1:
-            raise ValueError("pool_size must be at least 1")
-        try:
-            params = conninfo_to_dict(conninfo)
-        except psycopg.Error:
-            # The message may quote the URL, password included: keep it out of the exception.
-            raise StoreUnavailable("the database URL is not a valid libpq URL") from None
-        # Defaults the URL may override: bounded connect time, and TCP keepalives so a vanished
-        # server (network partition, failover) turns into an error instead of a hung request.
-        defaults = {
-            "connect_timeout": str(max(1, round(connect_timeout))),
-            "keepalives": "1",
-            "keepalives_idle": "30",
-            "keepalives_interval": "10",
-            "keepalives_count": "3",
-        }
-        self._conninfo = make_conninfo("", **{**defaults, **params})
-        self._size = size
-        self._wait_timeout = wait_timeout
-        self._idle: list[Conn] = []
-        self._open_count = 0
-        self._closed = False
-        self._cond = threading.Condition()
-
-    def _connect(self) -> Conn:
-        return psycopg.connect(
-            self._conninfo,
-            autocommit=True,
-            row_factory=dict_row,
-        )
-
-    @contextmanager
-    def connection(self, wait_timeout: float | None = None) -> Iterator[Conn]:
-        conn = self._acquire(self._wait_timeout if wait_timeout is None else wait_timeout)
-        try:
-            yield conn
-        except BaseException:
-            self._release(conn)
-            raise
-        self._release(conn)
-
-    def _acquire(self, wait_timeout: float) -> Conn:
-        with self._cond:
-            if not self._cond.wait_for(
-                lambda: self._closed or self._idle or self._open_count < self._size,
-                timeout=wait_timeout,
-            ):
-                raise StoreUnavailable(
-                    f"no database connection free after {wait_timeout:g} s (pool of {self._size})"
-                )
-            if self._closed:
-                raise StoreUnavailable("the store is closed")
-            while self._idle:
-                conn = self._idle.pop()
-                if not conn.closed and not conn.broken:
-                    return conn
-                self._open_count -= 1
-            self._open_count += 1
-        try:
-            return self._connect()
-        except BaseException:
-            with self._cond:
-                self._open_count -= 1
-                self._cond.notify()
-            raise
-
-    def _release(self, conn: Conn) -> None:
-        broken = conn.closed or conn.broken
-        reusable = not broken and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        stale: list[Conn] = []
-        with self._cond:
-            if reusable and not self._closed:
-                self._idle.append(conn)
-                self._cond.notify()
-                return
-            self._open_count -= 1
-            if broken:
-                # A lost connection usually means the server restarted or failed over: the idle
-                # ones are dead too, and finding out one request at a time would fail each.
-                stale, self._idle = self._idle, []
-                self._open_count -= len(stale)
-            self._cond.notify_all()
-        for dead in [conn, *stale]:
-            dead.close()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            self._open_count -= len(idle)
-            self._cond.notify_all()
-        for conn in idle:
-            conn.close()
+def _conninfo(database_url: str, connect_timeout: float) -> str:
+    try:
+        params = conninfo_to_dict(database_url)
+    except psycopg.Error:
+        # The message may quote the URL, password included: keep it out of the exception.
+        raise StoreUnavailable("the database URL is not a valid libpq URL") from None
+    # Defaults the URL may override: bounded connect time, and TCP keepalives so a vanished
+    # server (network partition, failover) turns into an error instead of a hung request.
+    defaults = {
+        "connect_timeout": str(max(1, round(connect_timeout))),
+        "keepalives": "1",
+        "keepalives_idle": "30",
+        "keepalives_interval": "10",
+        "keepalives_count": "3",
+    }
+    return make_conninfo("", **{**defaults, **params})
 
 
 class PostgresStore:
@@ -385,44 +214,46 @@ class PostgresStore:
         *,
         connect_timeout: float = 5.0,
         pool_wait_timeout: float = 30.0,
+        migrate: bool = True,
     ) -> None:
-        self._pool = _Pool(database_url, pool_size, connect_timeout, pool_wait_timeout)
+        if pool_size < 1:
+            raise ValueError("pool_size must be at least 1")
+        conninfo = _conninfo(database_url, connect_timeout)
+        if migrate:
+            migrate_database(conninfo)
+        self._pool: ConnectionPool[Conn] = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=pool_size,
+            timeout=pool_wait_timeout,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            check=ConnectionPool.check_connection,
+            name="payslip",
+            open=False,
+        )
         try:
-            self._run(self._create_schema)
-        except BaseException:
+            self._pool.open(wait=True, timeout=max(connect_timeout, 1.0))
+        except PoolTimeout:
             self._pool.close()
-            raise
+            raise StoreUnavailable("cannot connect to the database") from None
 
     # --- plumbing ------------------------------------------------------------------------
     def _run(self, work: Callable[[Conn], T]) -> T:
         """Run `work` on a pooled connection, turning every psycopg error into StoreUnavailable."""
+        if self._pool.closed:
+            raise StoreUnavailable("the store is closed")
         try:
             with self._pool.connection() as conn:
                 return work(conn)
+        except PoolTimeout:
+            log.warning("PostgreSQL: no pooled connection free in time")
+            raise StoreUnavailable("no database connection free in time") from None
         except psycopg.Error as exc:
             if exc.sqlstate is None:  # client side (connect, lost socket): the text says where
                 log.warning("PostgreSQL unavailable: %s: %s", type(exc).__name__, exc)
             else:  # server side: its DETAIL may quote submitted values, so only the SQLSTATE
                 log.warning("PostgreSQL error %s (%s)", exc.sqlstate, type(exc).__name__)
             raise StoreUnavailable(f"database error: {type(exc).__name__}") from exc
-
-    @staticmethod
-    def _create_schema(conn: Conn) -> None:
-        # The lock makes concurrent first starts of several workers safe: CREATE TABLE IF NOT
-        # EXISTS alone can still fail with a unique violation in pg_type when two race.
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _DDL:
-                conn.execute(statement)
-            row = conn.execute("SELECT max(version) AS v FROM schema_version").fetchone()
-            current = row["v"] if row else None
-            if current is None:
-                conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION,))
-            elif current > SCHEMA_VERSION:
-                raise StoreUnavailable(
-                    f"database schema version {current} is newer than this code "
-                    f"({SCHEMA_VERSION}); upgrade the service"
-                )
 
     # --- records -------------------------------------------------------------------------
     def add_records(self, records: Sequence[Record]) -> list[AddOutcome]:
@@ -767,24 +598,39 @@ class PostgresStore:
 
     # --- lifecycle -----------------------------------------------------------------------
     def ping(self) -> bool:
-        """See the port. Waits at most a second for a pooled connection, because a readiness probe
-        must answer quickly; a pool busy for that long reports not ready, which is fair. When a
-        pooled connection turns out dead (server restarted since), one more try on a fresh
-        connection answers for the server as it is now; a failed connect is not retried."""
-        for _ in range(2):
-            acquired = False
-            try:
-                with self._pool.connection(wait_timeout=1.0) as conn:
-                    acquired = True
-                    conn.execute("SELECT 1").fetchone()
-            except (StoreUnavailable, psycopg.Error):
-                if acquired:
-                    continue
-                return False
-            return True
-        return False
+        """See the port. Waits at most a second for a pooled connection (a readiness probe must
+        answer quickly; a pool busy for that long reports not ready, which is fair). The pool
+        checks a connection before handing it out, so a restarted server is seen as it is now."""
+        if self._pool.closed:
+            return False
+        try:
+            with self._pool.connection(timeout=1.0) as conn:
+                conn.execute("SELECT 1").fetchone()
+        except psycopg.Error:  # PoolTimeout included
+            return False
+        return True
 
     def close(self) -> None:
-        """Close idle connections now and busy ones when they come back; later calls raise
+        """Close the pool (waiting briefly for busy connections); later calls raise
         StoreUnavailable."""
-        self._pool.close()
+        self._pool.close(timeout=5.0)
+
+
+def migrate_database(database_url: str) -> list[int]:
+    """Apply pending migrations on one direct connection; returns the versions applied.
+    StoreUnavailable when the database cannot be reached or is newer than this code."""
+    try:
+        conninfo = _conninfo(database_url, 5.0)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            applied = pg_migrations.migrate(conn)
+    except pg_migrations.SchemaTooNew as exc:
+        raise StoreUnavailable(str(exc)) from None
+    except psycopg.Error as exc:
+        if exc.sqlstate is None:
+            log.warning("PostgreSQL unavailable: %s: %s", type(exc).__name__, exc)
+        else:
+            log.warning("PostgreSQL error %s (%s)", exc.sqlstate, type(exc).__name__)
+        raise StoreUnavailable(f"database error: {type(exc).__name__}") from exc
+    if applied:
+        log.info("PostgreSQL schema migrated to version %s", applied[-1])
+    return applied
