@@ -62,6 +62,18 @@ _RESPONSE_SCHEMAS: dict[str, Any] = {
             },
         },
     },
+    "TokenRequest": {
+        "type": "object",
+        "description": "PROTOCOL §7: JSON or form-encoded; unknown parameters are ignored.",
+        "required": ["grant_type", "client_id", "client_secret", "audience"],
+        "properties": {
+            "grant_type": {"enum": ["client_credentials"]},
+            "client_id": {"type": "string", "minLength": 1, "maxLength": 256},
+            "client_secret": {"type": "string", "minLength": 1, "maxLength": 256},
+            "audience": {"type": "string", "minLength": 1, "maxLength": 2048},
+            "scope": {"enum": ["service:issuer", "service:verifier", "service:admin"]},
+        },
+    },
     "TokenResponse": {
         "type": "object",
         "required": ["access_token", "token_type", "expires_in", "scope"],
@@ -177,6 +189,7 @@ def _operation(
     request: str | None,
     errors: tuple[int, ...],
     security: str | None,
+    form: bool = False,
 ) -> dict[str, Any]:
     responses: dict[str, Any] = {
         str(status): {
@@ -192,9 +205,14 @@ def _operation(
         }
     operation: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses}
     if request:
+        media = (
+            ("application/json", "application/x-www-form-urlencoded")
+            if form
+            else ("application/json",)
+        )
         operation["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": _ref(request)}},
+            "content": {kind: {"schema": _ref(request)} for kind in media},
         }
     if security:
         operation["security"] = [{"bearer": [security]}]
@@ -214,9 +232,10 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "token",
                 "Exchange client credentials for an access token",
                 {200: "TokenResponse"},
-                None,
+                "TokenRequest",
                 (400, 401, 403, 413, 415, 429, 500),
                 None,
+                form=True,
             )
         },
         "/.well-known/jwks.json": {

@@ -8,9 +8,9 @@ unknown `schema` is reported once, at `schema`, rather than once per candidate s
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 from pydantic.config import JsonDict
 
 from .au_v1 import AuPayslipV1
@@ -128,11 +128,23 @@ class BatchRecord(PayslipRecord):
     external_id: Opt[ExternalId] = None
 
 
+_BATCH_ITEM = WithJsonSchema(
+    {
+        "type": "object",
+        "description": (
+            "A BatchRecord (see that schema). Anything wrong inside an item is reported in that "
+            "item's result (status `error`) with 200 for the request, never as a 400 (PROTOCOL §6)."
+        ),
+    }
+)
+
+
 class BatchRequest(ClosedModel):
     """registerNonPIIBatch as documented. Validation does not use this model: the envelope and
-    each record are checked separately, because a bad record must not fail the whole batch."""
+    each record are checked separately, because a bad record must not fail the whole batch, so
+    the document describes items as objects and points at `BatchRecord` for their fields."""
 
-    records: list[BatchRecord] = Field(min_length=1, max_length=1000)
+    records: list[Annotated[dict[str, Any], _BATCH_ITEM]] = Field(min_length=1, max_length=1000)
 
 
 class BatchEnvelope(ClosedModel):

@@ -190,6 +190,12 @@ def _length(low: int, high: int) -> Callable[[object], str]:
 
 
 B64URL_PATTERN = r"^[A-Za-z0-9_-]+$"
+# Canonical unpadded base64url (what registration accepts): the unused low bits of the last
+# character are zero, so a 16-byte tag ends in A, Q, g or w, and no text is 1 mod 4 long.
+TAG_PATTERN = r"^[A-Za-z0-9_-]{21}[AQgw]$"
+CANONICAL_B64URL_PATTERN = (
+    r"^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-][AQgw]|[A-Za-z0-9_-]{2}[AEIMQUYcgkosw048])?$"
+)
 
 Iv = Annotated[
     str,
@@ -199,7 +205,7 @@ Iv = Annotated[
 Tag = Annotated[
     str,
     PlainValidator(_text(r"[A-Za-z0-9_-]{22}", "expected exactly 22 base64url characters")),
-    WithJsonSchema({"type": "string", "minLength": 22, "maxLength": 22, "pattern": B64URL_PATTERN}),
+    WithJsonSchema({"type": "string", "minLength": 22, "maxLength": 22, "pattern": TAG_PATTERN}),
 ]
 ServiceReference = Annotated[
     str,
@@ -225,7 +231,7 @@ EncryptedPii = Annotated[
     str,
     PlainValidator(_text(r"[A-Za-z0-9_-]{1,2886}", "expected 1 to 2886 base64url characters")),
     WithJsonSchema(
-        {"type": "string", "minLength": 1, "maxLength": 2886, "pattern": B64URL_PATTERN}
+        {"type": "string", "minLength": 1, "maxLength": 2886, "pattern": CANONICAL_B64URL_PATTERN}
     ),
 ]
 ExternalId = Annotated[
