@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 from app.context import AppContext
 from app.issuer.local_issuer import load_local_issuer
 from app.ui.admin_screen import AdminScreen
+from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.service_panel import ServicePanel
 from app.ui.tasks import TaskRunner
 from tests.app.shots import shoot
@@ -225,6 +226,13 @@ def test_credentials_dialog_closes_only_when_the_user_says_they_saved_them(
     assert saved.client_secret == secret
     settings_text = (Path(str(demo_context.secrets._dir)) / "settings.json").read_text()
     assert secret not in settings_text and "Harbour Payroll" in settings_text
+    # Even in demo mode the Issue screen now issues as the payroll provider saved here.
+    panel = IssuerPanel(demo_context)
+    qtbot.addWidget(panel)
+    assert "Harbour Payroll" in panel.summary.text()
+    client, key, _ = panel.credentials()
+    assert client is not demo_context.issuer and key.key_version == saved.key_version
+    panel.close_client()
     tasks.wait()
 
 

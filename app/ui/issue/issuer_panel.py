@@ -40,6 +40,7 @@ class IssuerPanel(QFrame):
         self._client: ApiClient | None = None
         self._client_key: tuple[str, str, str] | None = None
         self._name = ""
+        self._use_demo = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 10, 16, 10)
         head = QHBoxLayout()
@@ -60,7 +61,6 @@ class IssuerPanel(QFrame):
         grid.setColumnStretch(1, 3)
         grid.setColumnStretch(3, 2)
         self.fields: dict[str, QLineEdit] = {}
-        self.remember: QCheckBox | None = None
         for index, (name, label, secret) in enumerate(
             (
                 ("url", "Service address", False),
@@ -80,9 +80,8 @@ class IssuerPanel(QFrame):
             grid.addWidget(caption, row, column * 2)
             grid.addWidget(edit, row, column * 2 + 1)
             self.fields[name] = edit
-        if context.issuer is None:
-            self.remember = QCheckBox("Remember on this computer (secure password store)")
-            grid.addWidget(self.remember, 2, 2, 1, 2)
+        self.remember = QCheckBox("Remember on this computer (secure password store)")
+        grid.addWidget(self.remember, 2, 2, 1, 2)
         layout.addWidget(self.details)
         self.details_button.toggled.connect(self._show_details)
         self.reload()
@@ -94,7 +93,15 @@ class IssuerPanel(QFrame):
     def reload(self) -> None:
         """Show the demo issuer or the one saved on this computer (after Admin saved one)."""
         context = self.context
-        if context.issuer is not None:
+        saved = load_local_issuer(context.settings, context.secrets)
+        # A payroll provider saved for this service (from Admin) wins over the demo one.
+        here = context.service_url.rstrip("/")
+        saved_here = saved is not None and saved.complete and saved.url.rstrip("/") == here
+        self._use_demo = context.issuer is not None and not saved_here
+        for edit in self.fields.values():
+            edit.setReadOnly(self._use_demo)
+        self.remember.setVisible(not self._use_demo)
+        if self._use_demo:
             info = context.issuer_info
             self._name = DEMO_NAME
             self.fields["client_id"].setText(str(info.get("client_id", "")))
@@ -102,12 +109,10 @@ class IssuerPanel(QFrame):
             self.fields["url"].setText(context.service_url)
             for name in ("client_secret", "encryption_key"):
                 self.fields[name].setText("••••••••")
-            for edit in self.fields.values():
-                edit.setReadOnly(True)
             self._set_summary(f"Issuing as <b>{DEMO_NAME}</b> (demo payroll provider)")
+            self.details_button.setChecked(False)
             self._show_details(False)
             return
-        saved = load_local_issuer(context.settings, context.secrets)
         local = saved or LocalIssuer(url=context.service_url, client_id="")
         self.fields["url"].setText(local.url or context.service_url or "")
         self.fields["client_id"].setText(local.client_id)
@@ -117,6 +122,7 @@ class IssuerPanel(QFrame):
         self._name = local.name
         if saved is not None and saved.complete:
             self._set_summary(f"Issuing as <b>{saved.name or saved.client_id}</b>")
+            self.details_button.setChecked(False)
             self._show_details(False)
         else:
             self._set_summary(
@@ -137,7 +143,7 @@ class IssuerPanel(QFrame):
     def credentials(self) -> tuple[ApiClient, IssuerKey, str]:
         """(client, key, scan base). Raises ValueError with a plain message when incomplete."""
         context = self.context
-        if context.issuer is not None:
+        if self._use_demo and context.issuer is not None:
             scan_base = context.service.config.scan_base if context.service else context.service_url
             return context.issuer, IssuerKey.from_info(context.issuer_info), scan_base
         url = self.fields["url"].text().strip().rstrip("/")
@@ -170,7 +176,7 @@ class IssuerPanel(QFrame):
     def _save(
         self, url: str, client_id: str, secret: str, key_text: str, key_version: str | None
     ) -> None:
-        keep = self.remember is not None and self.remember.isChecked()
+        keep = self.remember.isChecked()
         issuer = LocalIssuer(url, client_id, self._name, key_version or "", secret, key_text)
         with contextlib.suppress(OSError):  # not remembering the address is no reason to stop
             remember(self.context.settings, self.context.secrets, issuer, with_secrets=keep)
