@@ -1,9 +1,10 @@
 """Decode success and speed of the app's QR chain against its parts, on degraded badge images.
 
 Run: ``python bench/decode_bench.py [--quick] [--px 640 300]``. Every image is generated here (no
-files, no network): segno scan URLs in the two-segment form of PROTOCOL §3, for ciphertexts over
-the spec's whole range (``encrypted_pii`` of 200 to 2886 base64url characters, i.e. 150 to 2164
-bytes, or 240 to 3463 Base32 characters), rendered at ``--px`` and degraded. All decoders read the
+files, no network): the badges' own symbols (``badge_symbol``: PROTOCOL §3's two segments, as
+``render_badge_png`` draws them), for ciphertexts over the spec's whole range
+(``encrypted_pii`` of 200 to 2886 base64url characters, i.e. 150 to 2164 bytes, or 240 to 3463
+Base32 characters), rendered at ``--px`` and degraded. All decoders read the
 same images in one run, so the printed ratios compare like with like on this machine.
 A read counts only when the exact text comes back; any other text is counted as a wrong read.
 """
@@ -20,7 +21,6 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-import segno
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -30,42 +30,29 @@ from app.scan.decoders import (  # after the path fix above
     decoder_chain,
     pyzbar_decoder,
 )
-from service.protocol.barcode_text import build_scan_url_v2, scan_url_prefix
+from service.protocol.badge import badge_symbol
+from service.protocol.barcode_text import build_scan_url_v2
 from service.protocol.encoding import b64url_encode
 
 SCAN_BASE = "https://verify.example.com"
 CIPHERTEXT_BYTES = (150, 400, 600, 1024, 1500, 2164)  # base64url 200 ... 2886 characters
-BADGE_PX = 720  # the badge size PROTOCOL §3 picks the error correction level for
 TARGET = 0.98
 
 Image = np.ndarray
 Degrade = Callable[[Image, np.random.Generator], Image]
 
 
-def qr_for(ciphertext: bytes, reference: str) -> tuple[str, segno.QRCode]:
-    """The scan URL and its code: M when modules stay >= 3 px at 720 px, else L (PROTOCOL §3)."""
+def qr_for(ciphertext: bytes, reference: str) -> tuple[str, np.ndarray]:
+    """The scan URL and the module grid of its badge: the very symbol `render_badge_png` draws
+    (two segments, M when modules stay >= 3 px at 720 px, else L: PROTOCOL §3)."""
     text = build_scan_url_v2(SCAN_BASE, reference, ciphertext)
-    prefix = scan_url_prefix(SCAN_BASE, reference)
-    segments = [
-        (prefix, segno.consts.MODE_BYTE),
-        (text[len(prefix) :], segno.consts.MODE_ALPHANUMERIC),
-    ]
-    for level in ("M", "L"):
-        try:
-            code = segno.make(segments, error=level, boost_error=False)  # type: ignore[arg-type]
-        except segno.DataOverflowError:
-            continue
-        modules = code.symbol_size(scale=1, border=0)[0] + 8
-        if BADGE_PX / modules >= 3:
-            return text, code
-    raise ValueError("payload does not fit")
+    return text, badge_symbol(text).modules
 
 
-def render(code: segno.QRCode, px: int) -> Image:
+def render(modules: np.ndarray, px: int) -> Image:
     """The code with its quiet zone, smoothly scaled to px x px grey (as a printer or screen)."""
-    matrix = np.array([list(row) for row in code.matrix], dtype=np.uint8)
-    modules = np.pad(np.where(matrix == 1, 0, 255).astype(np.uint8), 4, constant_values=255)
-    upscaled = np.kron(modules, np.ones((8, 8), dtype=np.uint8))
+    grid = np.pad(np.where(modules, 0, 255).astype(np.uint8), 4, constant_values=255)
+    upscaled = np.kron(grid, np.ones((8, 8), dtype=np.uint8))
     return cv2.resize(upscaled, (px, px), interpolation=cv2.INTER_AREA)
 
 

@@ -19,8 +19,11 @@ issuer's own work (mostly badges) costs on top of the registration it cannot avo
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,8 +34,10 @@ os.environ["PAYSLIP_RATE_LIMIT_IP"] = "off"
 os.environ["PAYSLIP_RATE_LIMIT_CLIENT"] = "off"
 os.environ["PAYSLIP_RATE_LIMIT_TOKEN_IP"] = "off"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import segno
+from pypdf import PdfWriter
 
 from app.api_client import ApiClient
 from app.issuer import (
@@ -44,6 +49,7 @@ from app.issuer import (
     non_pii_record,
     render_badge_png,
     seal,
+    stamp_badge,
 )
 from service.server import start_demo
 
@@ -161,20 +167,122 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> Non
     print(f"ratio end to end / registration alone: {run_rate / batch_rate:.3f}")
 
 
+def write_source(path: Path, rows: int) -> Path:
+    """A pay-run CSV written row by row (the bench never holds a big file either)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(HEADER + "\n")
+        for i in range(rows):
+            handle.write(row(i) + "\n")
+    return path
+
+
+def cli_run(url: str, info: dict[str, str], source: Path, out: Path) -> tuple[int, float]:
+    """`app issue-run` in its own process: (peak RSS in KiB, seconds). Peak RSS is the process's
+    high-water mark as the kernel reports it at exit (wait4), worker processes included."""
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ)
+    env["PAYSLIP_CLIENT_SECRET"] = info["client_secret"]
+    env["PAYSLIP_ENCRYPTION_KEY"] = info["encryption_key"]
+    env["PYTHONPATH"] = str(root)
+    command = [
+        sys.executable, "-m", "app", "issue-run", str(source), "--out", str(out),
+        "--service-url", url, "--client-id", info["client_id"],
+        "--key-version", info["key_version"], "--quiet",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"issue-run failed: {stderr.strip()}")
+    return usage.ru_maxrss, seconds
+
+
+def bench_rss(url: str, info: dict[str, str], small: int, large: int) -> float:
+    with tempfile.TemporaryDirectory(prefix="issue-rss-") as folder:
+        base = Path(folder)
+        figures = {}
+        for rows in (small, large):
+            source = write_source(base / f"rows{rows}.csv", rows)
+            figures[rows] = cli_run(url, info, source, base / f"out{rows}")
+            shutil.rmtree(base / f"out{rows}")
+    ratio = figures[large][0] / figures[small][0]
+    for rows, (rss, seconds) in figures.items():
+        print(
+            f"issue-run CLI, {rows} rows: peak RSS {rss / 1024:.0f} MiB, {seconds:.1f} s "
+            f"({rows / seconds:.0f} records/s)"
+        )
+    print(f"ratio peak RSS {large} rows / {small} rows: {ratio:.2f} (target <= 1.5)")
+    return ratio
+
+
+def bench_stamp(scan_base: str, key: IssuerKey, count: int) -> None:
+    """Stamping one employee's PDF (a one-page A4 payslip) against drawing their badge."""
+    writer = PdfWriter()
+    writer.add_blank_page(595, 842)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    pdf = buffer.getvalue()
+    sealed = [seal(pii(i), key.encryption_key) for i in range(count)]
+    references = [new_reference() for _ in range(count)]
+    pngs = [
+        render_badge_png(s.scan_url(scan_base, r)) for s, r in zip(sealed, references, strict=True)
+    ]
+    stamp_badge(pdf, pngs[0], sealed[0].payload_v2(references[0]))  # warm up
+    stamp_times, badge_times = [], []
+    for s, r, png in zip(sealed, references, pngs, strict=True):
+        started = time.perf_counter()
+        stamp_badge(pdf, png, s.payload_v2(r))
+        stamp_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        render_badge_png(s.scan_url(scan_base, r))
+        badge_times.append(time.perf_counter() - started)
+    stamp = statistics.median(stamp_times) * 1000
+    badge = statistics.median(badge_times) * 1000
+    print(
+        f"PDF stamping per employee (badge + XMP + info dictionary into a 1-page A4 PDF): "
+        f"{stamp:.1f} ms vs {badge:.2f} ms to draw the badge ({stamp / badge:.1f}x)"
+    )
+
+
+def bench_decode() -> float:
+    """bench/decode_bench.py's degraded set at 640 px (one code per size) through the app's
+    decoder chain, with the badges' own symbols: the success rate (target >= 0.98)."""
+    import decode_bench
+
+    images = decode_bench.build_set(640, 2, 20240601)
+    result = decode_bench.run(decode_bench.decoder_chain(), images)
+    rate = result["overall"].rate  # type: ignore[attr-defined]
+    print(
+        f"decode bench, {len(images)} degraded badge images at 640 px: {rate:.1%} (target >= 98%)"
+    )
+    return float(rate)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--badges", type=int, default=100)
+    parser.add_argument("--rss-rows", type=int, nargs=2, default=[1_000, 50_000])
+    parser.add_argument("--skip-rss", action="store_true", help="no 50,000-row CLI run")
     args = parser.parse_args()
     running = start_demo()
     try:
         assert running.demo is not None
         info = running.demo.issuer
         scan_base = running.config.scan_base
-        bench_badges(scan_base, IssuerKey.from_info(info), args.badges)
+        key = IssuerKey.from_info(info)
+        bench_badges(scan_base, key, args.badges)
+        bench_stamp(scan_base, key, 30)
         bench_runs(running.url, scan_base, info, args.rows)
+        if not args.skip_rss:
+            bench_rss(running.url, info, *args.rss_rows)
     finally:
         running.stop()
+    bench_decode()
     return 0
 
 

@@ -94,6 +94,29 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         handle.write(data)
 
 
+def write_new_file(path: Path, data: bytes) -> None:
+    """Write a small file atomically and fast: a temporary sibling named after this process
+    (`.<name>.<pid>.tmp`, which `atomic_writer`'s clean-up pattern also matches), then a rename.
+    No fsync: callers make a whole batch durable at once. About a fifth of `atomic_writer`'s
+    cost (no random name, no Python file object), which shows when thousands of badges are
+    written a second."""
+    folder = path.parent
+    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise explain(exc, folder) from None
+
+
 def check_writable(folder: Path) -> None:
     """Create `folder` if needed and prove a file can be written there, before any work starts
     (so a pay run fails at once, not after registering the first batch)."""

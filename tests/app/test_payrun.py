@@ -457,10 +457,15 @@ def _cli_env(service: LiveService) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_cli_killed_after_the_first_batch_resumes_exactly_once(
+@pytest.mark.parametrize("kill_after", [1, 2])
+def test_cli_killed_mid_run_resumes_exactly_once(
     live: LiveService,  # noqa: F811
     tmp_path: Path,
+    kill_after: int,
 ) -> None:
+    """Killed right after batch 1 is registered (its badges not started), or after batch 2
+    (batch 1's badges being acknowledged, batch 2's in the workers): the waits are on the run's
+    own "batch N registered" line and on record counts, never on a fixed sleep."""
     source = write_csv(tmp_path / "run.csv", [good_row(i) for i in range(1, 2501)])
     out = tmp_path / "out"
     env = _cli_env(live)
@@ -479,7 +484,7 @@ def test_cli_killed_after_the_first_batch_resumes_exactly_once(
     try:
         for line in process.stderr:
             lines.append(line)
-            if line.startswith("batch 1 registered"):
+            if line.startswith(f"batch {kill_after} registered"):
                 process.send_signal(signal.SIGKILL)
                 break
     finally:
@@ -488,7 +493,8 @@ def test_cli_killed_after_the_first_batch_resumes_exactly_once(
     assert process.returncode == -signal.SIGKILL, lines
     assert (out / JOURNAL_NAME).exists()
     registered_before = record_count(live)
-    assert registered_before >= 1000
+    assert registered_before >= 1000 * kill_after
+    assert not list(out.glob("results.csv"))  # no finished results from a killed run
 
     started = time.monotonic()
     done = subprocess.run(
@@ -515,3 +521,76 @@ def test_cli_killed_after_the_first_batch_resumes_exactly_once(
             assert result["verified"] and result["service_reference"] == row["service_reference"]
             assert result["employee"]["employee_name"] == f"Person Number{int(row['row'])}"
     print(f"resumed run: {time.monotonic() - started:.1f} s")
+
+
+# --- both cores, and progress for every phase (issue 12) -------------------------------------
+
+
+def test_progress_is_determinate_in_every_phase_and_workers_draw_the_badges(
+    live: LiveService,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    import multiprocessing
+
+    from app.issuer import render_badge_png
+    from app.issuer.runner import PHASES, Progress
+
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    for i in (3, 150, 260):
+        (pdfs / f"EMP{i:05d}.pdf").write_bytes(blank_pdf())
+    rows = [good_row(i) for i in range(1, 301)]
+    rows[9] = good_row(10).replace("2026-11-12", "2026-02-30")  # one row fails its checks
+    source = write_csv(tmp_path / "run.csv", rows)
+    out = tmp_path / "out"
+    snapshots: list[Progress] = []
+    children: list[int] = []
+
+    def seen(progress: Progress) -> None:
+        snapshots.append(Progress(**vars(progress)))  # the copy a GUI makes must work
+        children.append(len(multiprocessing.active_children()))
+
+    settings = RunSettings(source=source, out_dir=out, pdf_dir=pdfs, batch_size=100, workers=2)
+    summary = PayRun(
+        issuer_client(live),
+        IssuerKey.from_info(live.issuer),
+        live.running.config.scan_base,
+        settings,
+        on_progress=seen,
+    ).run()
+
+    final = summary.progress
+    assert (final.created, final.rejected, final.phase) == (299, 1, "done")
+    assert (final.checked, final.accepted, final.answered) == (300, 299, 299)
+    assert (final.badges, final.pdfs, final.with_pdf, final.total) == (299, 3, 3, 300)
+    assert [(s.phase, s.done, s.total) for s in final.steps()] == [
+        ("checking", 300, 300),
+        ("registering", 299, 299),
+        ("badges", 299, 299),
+        ("pdfs", 3, 3),
+    ]
+    assert [s.label for s in final.steps()] == [label for _, label in PHASES]
+    # Every phase was reported while it ran, with a known total, and counts never go back.
+    phases = {s.phase for s in snapshots}
+    assert {"checking", "registering", "done"} <= phases and phases & {"badges", "pdfs"}
+    for index, name in enumerate(["checking", "registering", "badges", "pdfs"]):
+        counts = [s.steps()[index] for s in snapshots]
+        assert all(c.total is not None and 0 <= c.done <= c.total for c in counts), name
+        done = [c.done for c in counts]
+        assert done == sorted(done), f"{name} went backwards"
+        assert any(0 < c.done < c.total for c in counts if c.total), f"{name} never in between"
+    elapsed = [s.elapsed for s in snapshots]
+    assert elapsed == sorted(elapsed) and elapsed[-1] > 0
+    middle = snapshots[len(snapshots) // 2].steps()[0]
+    assert middle.rate(snapshots[len(snapshots) // 2].elapsed) is not None
+    # Two worker processes drew the badges, byte for byte what the library draws.
+    assert max(children) == 2
+    by_row = {r["row"]: r for r in results(out)}
+    with verifier_client(live) as verifier:
+        for row in ("1", "150", "300"):
+            badge = (out / by_row[row]["badge"]).read_bytes()
+            scan_url = read_input(str(out / by_row[row]["badge"])).payloads[0]
+            assert badge == render_badge_png(scan_url, 720)
+            assert verifier.verify_payload(scan_url)["verified"] is True
+    assert by_row["150"]["pdf"] == "pdfs/000150_EMP00150.pdf"
+    assert record_count(live) == 299
