@@ -196,7 +196,14 @@ class WelcomeDialog(QDialog):
         self.pages.addWidget(connect)
 
         bottom = QHBoxLayout()
-        bottom.addWidget(label("You can open this again any time from “Getting started”.", "hint"))
+        bottom.addWidget(
+            label(
+                "You can open this again any time: “Getting started” in the sidebar or in "
+                "Settings.",
+                "hint",
+                wrap=False,
+            )
+        )
         bottom.addStretch(1)
         self.later_button = QPushButton("Not now")
         self.later_button.clicked.connect(self.reject)
