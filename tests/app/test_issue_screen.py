@@ -29,7 +29,7 @@ from pytestqt.qtbot import QtBot
 from app.context import AppContext
 from app.inputs.reading import read_input
 from app.issuer.local_issuer import save_local_issuer
-from app.issuer.runner import Progress, RunSummary
+from app.issuer.runner import RunSummary
 from app.ui.folders import last_folder
 from app.ui.issue.single import stamped_pdf_name
 from app.ui.issue_screen import IssueScreen
@@ -505,11 +505,6 @@ def many_rows(path: Path, count: int) -> Path:
     return path
 
 
-@pytest.mark.xfail(
-    not hasattr(Progress, "steps"),
-    reason="the runner reports progress per phase only with issue 12's progress events",
-    strict=True,
-)
 def test_pay_run_progress_is_determinate_through_every_phase(
     screen: IssueScreen, qtbot: QtBot, tmp_path: Path, screenshot_dir: Path
 ) -> None:
