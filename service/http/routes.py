@@ -13,7 +13,7 @@ from service.domain.context import Domain
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.tokens import Principal
 from service.http.body import parse_json, read_body
-from service.http.metrics import OUTCOME_KEY
+from service.http.metrics import BATCH_RECORDS, OUTCOME_KEY
 from service.http.openapi import build_openapi
 from service.http.pipeline import Call, Reply
 from service.http.shared_limits import SharedState
@@ -80,7 +80,7 @@ def add_routes(
     def jwks(call: Call) -> Reply:
         return Reply(200, domain.tokens.jwks())
 
-    route("/oauth/token", "POST", token, token_ip_limit=True)
+    route("/oauth/token", "POST", token, token_ip_limit=True, preflight_limit=limits.token)
     route("/.well-known/jwks.json", "GET", jwks)
 
     # --- issuer API -------------------------------------------------------------------------
@@ -90,6 +90,7 @@ def add_routes(
 
     def register_batch(call: Call) -> Reply:
         results = domain.registration.register_batch(_principal(call), call.body)
+        BATCH_RECORDS.observe(len(results))
         return Reply(200, {"results": results})
 
     def register_and_build(call: Call) -> Reply:

@@ -145,7 +145,7 @@ class Server:
                 start_new_session=True,
             )
         assert proc.stdout is not None
-        url = _read_listening(proc, stderr_path)
+        url = read_listening(proc, stderr_path)
         server = cls(proc, url, stderr_path)
         server.wait_ready()
         return server
@@ -191,7 +191,7 @@ class Server:
             self.proc.stdout.close()
 
 
-def _read_listening(proc: subprocess.Popen[str], stderr_path: Path, timeout: float = 60) -> str:
+def read_listening(proc: subprocess.Popen[str], stderr_path: Path, timeout: float = 60) -> str:
     found: list[str] = []
 
     def read() -> None:
