@@ -184,6 +184,7 @@ class VerifyScreen(QWidget):
         self._camera_enabled = start_camera
         self._generation = 0
         self._pending = False
+        self._another_in_view = False
         self._last_reader: Reader | None = None
         self._remaining = 0
         self._pin_guard = PinGuard(context.settings)
@@ -438,6 +439,7 @@ class VerifyScreen(QWidget):
         verdict holds until Next, and the camera cannot restart a wait."""
         if self.showing_result:
             log.info("camera code ignored: a result is on screen")
+            self._another_in_view = True  # said on the card, now or when the verdict arrives
             self.card.set_hint(ANOTHER_CODE_HINT)
             return
         if not is_payslip_code(text):
@@ -452,6 +454,7 @@ class VerifyScreen(QWidget):
         self._generation += 1
         generation = self._generation
         self._last_reader = reader
+        self._another_in_view = False
         self._pending = True
         self._countdown.stop()
         self._watchdog.stop()
@@ -554,6 +557,8 @@ class VerifyScreen(QWidget):
         self.card.banner.next_button.setText("Next  (Esc)")
         self._fit_card()
         self.card.show_outcome(outcome)
+        if self._another_in_view:
+            self.card.set_hint(ANOTHER_CODE_HINT)
         if outcome.verdict is not None:
             self.sound.play(outcome.verdict)
         self._countdown.start()
@@ -576,6 +581,7 @@ class VerifyScreen(QWidget):
         self._generation += 1
         self._pending = False
         self._last_reader = None
+        self._another_in_view = False
         self._slow.stop()
         self._watchdog.stop()
         self._countdown.stop()
