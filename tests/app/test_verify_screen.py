@@ -901,8 +901,10 @@ def test_service_stopped_and_the_camera_still_on_the_code_gives_one_verdict(
     # About 7 s of the same badge in front of the lens.
     frames = [camera_frame(badge, seed=i % 5) for i in range(140)]
     demo_context.settings.camera = str(write_video(tmp_path / "held.avi", frames, fps=20))
-    client = desk_client(closed_port_url())  # the service is stopped
+    stopped = closed_port_url()  # the service is stopped: its port refuses connections
+    client = desk_client(stopped)
     monkeypatch.setattr(demo_context, "verifier", client)
+    monkeypatch.setattr(AppContext, "service_url", property(lambda self: stopped))
     shown: list[str] = []
     started: list[int] = []
     try:
