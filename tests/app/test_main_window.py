@@ -184,3 +184,19 @@ def test_an_unhandled_error_shows_a_friendly_dialog_and_logs_no_message(
     dialog.close()
     window.close()
     window.tasks.wait()
+
+
+def test_the_kiosk_does_not_start_without_a_pin(
+    qtbot: QtBot, config_dir: Path, monkeypatch: pytest.MonkeyPatch, no_leaks: None
+) -> None:
+    from PySide6.QtWidgets import QDialog
+
+    from app import gui
+    from app.ui.pin_dialog import PIN_ENV, SetPinDialog
+
+    monkeypatch.delenv(PIN_ENV, raising=False)
+    monkeypatch.setattr(SetPinDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    started: list[bool] = []
+    monkeypatch.setattr(gui, "start_context", lambda *a, **k: started.append(True))
+    assert gui.run_gui(kiosk=True) == 2
+    assert started == []  # no service, no window: the kiosk never ran unlocked
