@@ -112,9 +112,13 @@ def _data_codewords(
     segments: tuple[tuple[int, str], ...], level: int
 ) -> tuple[int, np.ndarray] | None:
     """(version, data codewords) of the smallest version that holds the segments, or None."""
+    lengths = {
+        vrange: sum(_segment_length(mode, text, vrange) for mode, text in segments)
+        for vrange in (1, 2, 3)
+    }
     for version in range(1, 41):
         vrange = _range_of(version)
-        length = sum(_segment_length(mode, text, vrange) for mode, text in segments)
+        length = lengths[vrange]
         capacity = consts.SYMBOL_CAPACITY[version][level]
         if length > capacity:
             continue
@@ -326,27 +330,41 @@ def build_symbol(segments: tuple[tuple[int, str], ...], error: str) -> Symbol:
     return Symbol(chosen.astype(bool), version, error, mask, counts)
 
 
+_INDEX = np.arange(8)
+_SKIP = np.array([0, 1, 2, 3, 4, 5, 7, 8])  # upper left: row / column 6 is the timing pattern
+
+
+@lru_cache(maxsize=40)
+def _version_info(version: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, columns, bits) of both copies of the version information (versions 7 and up)."""
+    size = version * 4 + 17
+    if version < 7:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, np.zeros(0, dtype=np.uint8)
+    info = consts.VERSION_INFO[version - 7]
+    rows, cols, bits = [], [], []
+    for i in range(6):
+        for k in range(3):
+            bit = (info >> (i * 3 + k)) & 1
+            rows += [size - 11 + k, i]
+            cols += [i, size - 11 + k]
+            bits += [bit, bit]
+    return np.array(rows), np.array(cols), np.array(bits, dtype=np.uint8)
+
+
 def _place_format(matrix: np.ndarray, level: int, mask: int, version: int) -> None:
     """Write the format words, the version words and the dark module with numpy indexing."""
     size = matrix.shape[0]
     word = encoder.calc_format_info(version, level, mask)
-    index = np.arange(8)
-    vbits = (word >> index) & 1
-    hbits = (word >> (14 - index)) & 1
-    # Upper left: the vertical part skips the timing row 6, the horizontal part column 6.
-    skip = np.array([0, 1, 2, 3, 4, 5, 7, 8])
-    matrix[skip, 8] = vbits
-    matrix[8, skip] = hbits
-    matrix[8, size - 1 - index] = vbits
-    matrix[size - 1 - index, 8] = hbits
+    vbits = (word >> _INDEX) & 1
+    hbits = (word >> (14 - _INDEX)) & 1
+    matrix[_SKIP, 8] = vbits
+    matrix[8, _SKIP] = hbits
+    matrix[8, size - 1 - _INDEX] = vbits
+    matrix[size - 1 - _INDEX, 8] = hbits
     matrix[size - 8, 8] = 1
-    if version >= 7:
-        info = consts.VERSION_INFO[version - 7]
-        for i in range(6):
-            for k in range(3):
-                bit = (info >> (i * 3 + k)) & 1
-                matrix[size - 11 + k, i] = bit
-                matrix[i, size - 11 + k] = bit
+    rows, cols, bits = _version_info(version)
+    matrix[rows, cols] = bits
 
 
 # --- reading a symbol back (tests and the badge bench check segment layouts with it) ----------

@@ -310,6 +310,9 @@ def test_a_lost_answer_is_resumed_without_duplicates(
     assert not list(out.glob("**/.*.tmp"))
     statuses = [r["status"] for r in results(out)]
     assert statuses == ["created"] * 8 + ["duplicate"] * 8 + ["created"] * 4
+    # Progress counts the rows the interrupted run finished as done in every phase.
+    p = summary.progress
+    assert (p.checked, p.accepted, p.answered, p.badges, p.total) == (20, 20, 20, 20, 20)
     assert not any(r["code"] for r in results(out))
     assert record_count(live) == 20
     assert not (out / JOURNAL_NAME).exists()
