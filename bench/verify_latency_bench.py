@@ -54,7 +54,8 @@ from app.scan.frames import CameraUnavailable
 from app.settings import SecretStore, Settings
 from app.ui.camera_worker import OpenedSource
 from app.ui.tasks import TaskRunner
-from app.ui.verify_screen import VerifyScreen, sample_badge_png
+from app.ui.verify_inputs import sample_badge_png
+from app.ui.verify_screen import VerifyScreen
 
 TARGET_MS = 300.0
 SILENT_TARGET_MS = 5000.0

@@ -33,8 +33,6 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-import cv2
-import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QDragEnterEvent,
@@ -51,26 +49,30 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
     QHBoxLayout,
-    QLabel,
-    QLineEdit,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.context import VERIFY_DEADLINE, AppContext
-from app.inputs.reading import InputError, InputReading, read_image_file, read_pdf
-from app.scan.decoders import decoder_chain
+from app.inputs.reading import InputError, InputReading
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener, opencv_opener
+from app.ui.card_parts import plain_label
 from app.ui.pin_dialog import PinGuard, ask_pin
-from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard, plain_label
+from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard
+from app.ui.scan_page import CAMERA_HINT, ScanPage
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.style import screen_stylesheet
 from app.ui.tasks import TaskRunner
 from app.ui.verdict_sound import VerdictSound
+from app.ui.verify_inputs import (
+    local_files,
+    reading_from_file,
+    reading_from_image_bytes,
+    sample_badge_png,
+)
 from app.verify_flow import Attempt, Outcome, is_payslip_code, refusal, verify_reading
 
 log = logging.getLogger("app.verify")
@@ -82,56 +84,8 @@ WATCHDOG_MS = round(VERIFY_DEADLINE * 1000) + 700
 thread is still doing (its late answer is dropped). Under the 5 s the desk was promised."""
 HEALTH_MS = 10_000
 """How often the screen asks the service's /healthz (one short GET, no auth)."""
-CAMERA_HINT = "Hold the payslip's QR code inside the frame"
-_PDF_MAGIC = b"%PDF-"
 
 Reader = Callable[[], InputReading]
-
-
-def reading_from_file(path: Path) -> InputReading:
-    """A PDF or an image file, told apart by its first bytes (a file can be named anything).
-
-    Unlike :func:`app.inputs.reading.read_input`, a file without a code is not an error here: it
-    becomes a reading without payloads, which the flow reports as "no code found".
-    """
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(1024)
-    except FileNotFoundError:
-        raise InputError(f"{path.name} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{path.name} is a folder, not a file") from None
-    except OSError:
-        raise InputError(f"{path.name} cannot be read") from None
-    decoder = decoder_chain()
-    if _PDF_MAGIC in head:
-        pdf = read_pdf(path, decoder)
-        return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf)
-    return InputReading(kind="image", payloads=read_image_file(path, decoder))
-
-
-def reading_from_image_bytes(data: bytes) -> InputReading:
-    """The image pipeline on an in-memory PNG or JPEG (the demo samples' rendered badges)."""
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
-    if image is None:
-        raise InputError("the sample image could not be decoded")
-    return InputReading(kind="image", payloads=decoder_chain().decode(image))
-
-
-def sample_badge_png(scan_url: str) -> bytes:
-    """The badge a payslip of this scan URL carries, rendered in memory, never to disk."""
-    from service.protocol.badge import render_badge_png
-
-    return bytes(render_badge_png(scan_url))
-
-
-def _local_files(urls: list[object]) -> list[Path]:
-    paths = []
-    for url in urls:
-        to_local = getattr(url, "toLocalFile", None)
-        if to_local is not None and (text := to_local()):
-            paths.append(Path(text))
-    return paths
 
 
 class VerifyScreen(QWidget):
@@ -260,107 +214,22 @@ class VerifyScreen(QWidget):
         text = "; ".join(parts[:-1]) + ("; or " if len(parts) > 1 else "") + parts[-1]
         return text[0].upper() + text[1:] + "."
 
-    def _build_scan_page(self) -> QWidget:
-        page = QWidget()
-        row = QHBoxLayout(page)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(18)
-
-        camera = QFrame()
-        camera.setObjectName("panel")
-        column = QVBoxLayout(camera)
-        column.setContentsMargins(14, 14, 14, 14)
-        column.setSpacing(10)
-        column.addWidget(plain_label("CAMERA", "sectionTitle"))
-        self.preview = QLabel("Starting the camera…")
-        self.preview.setObjectName("preview")
-        self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.preview.setMinimumSize(240, 180)
-        self.preview.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
-        self.preview.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        column.addWidget(self.preview, 1)
-        self.camera_status = plain_label(
-            CAMERA_HINT if self._camera_enabled else "Camera off", "cameraStatus", wrap=True
-        )
-        column.addWidget(self.camera_status)
-        row.addWidget(camera, 3)
-
-        inputs = QFrame()
-        inputs.setObjectName("panel")
-        stack = QVBoxLayout(inputs)
-        stack.setContentsMargins(18, 14, 18, 18)
-        stack.setSpacing(10)
-
-        self.open_image_button = QPushButton("Open image…")
-        self.open_pdf_button = QPushButton("Open PDF…")
-        if not self.kiosk:
-            stack.addWidget(plain_label("FILE", "sectionTitle"))
-            buttons = QHBoxLayout()
-            for button, handler in (
-                (self.open_image_button, self.choose_image),
-                (self.open_pdf_button, self.choose_pdf),
-            ):
-                button.setAutoDefault(True)
-                button.clicked.connect(handler)
-                buttons.addWidget(button)
-            buttons.addStretch(1)
-            stack.addLayout(buttons)
-            stack.addWidget(
-                plain_label(
-                    "Or drop a PDF, PNG or JPEG anywhere on this screen.", "hint", wrap=True
-                )
-            )
-            stack.addSpacing(8)
-        else:
-            self.open_image_button.hide()
-            self.open_pdf_button.hide()
-
-        stack.addWidget(plain_label("CODE TEXT", "sectionTitle"))
-        entry = QHBoxLayout()
-        self.code_field = QLineEdit()
-        self.code_field.setObjectName("codeField")
-        self.code_field.setPlaceholderText("Paste or scan the code text, then press Enter")
-        self.code_field.setAccessibleName("Code text")
-        self.code_field.setClearButtonEnabled(True)
-        self.code_field.setMaxLength(13000)  # the protocol's barcode limit (PROTOCOL §6)
-        self.code_field.setAcceptDrops(False)  # a dropped file should reach the screen's drop
-        self.code_field.returnPressed.connect(self.submit_text)
-        self.verify_button = QPushButton("Verify")
-        self.verify_button.setObjectName("primary")
-        self.verify_button.setAutoDefault(True)
-        self.verify_button.clicked.connect(self.submit_text)
-        entry.addWidget(self.code_field, 1)
-        entry.addWidget(self.verify_button)
-        stack.addLayout(entry)
-        self.notice = plain_label("", "inputNotice", wrap=True)
-        self.notice.hide()
-        stack.addWidget(self.notice)
-
-        self.sample_buttons: list[QPushButton] = []
+    def _build_scan_page(self) -> ScanPage:
         demo = self.context.demo
-        if demo is not None and demo.samples:
-            stack.addSpacing(8)
-            stack.addWidget(plain_label("TRY A SAMPLE", "sectionTitle"))
-            stack.addWidget(
-                plain_label(
-                    "Demo payslips with invented people. Each one is rendered as a badge and "
-                    "read like a photo.",
-                    "hint",
-                    wrap=True,
-                )
-            )
-            for sample in demo.samples:
-                button = QPushButton(sample.label)
-                button.setObjectName("sample")
-                button.setAutoDefault(True)
-                button.setMinimumWidth(0)
-                button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-                button.setToolTip(sample.label)
-                button.clicked.connect(lambda _=False, url=sample.scan_url: self.try_sample(url))
-                stack.addWidget(button)
-                self.sample_buttons.append(button)
-        stack.addStretch(1)
-        row.addWidget(inputs, 2)
+        page = ScanPage(self.kiosk, self._camera_enabled, list(demo.samples) if demo else [])
+        page.submitted.connect(self.submit_text)
+        page.image_requested.connect(self.choose_image)
+        page.pdf_requested.connect(self.choose_pdf)
+        page.sample_requested.connect(self.try_sample)
+        # The screen's own names for the page's widgets (the tests and the kiosk's tab order).
+        self.preview = page.preview
+        self.camera_status = page.camera_status
+        self.open_image_button = page.open_image_button
+        self.open_pdf_button = page.open_pdf_button
+        self.code_field = page.code_field
+        self.verify_button = page.verify_button
+        self.notice = page.notice
+        self.sample_buttons = page.sample_buttons
         return page
 
     def _build_result_page(self) -> QWidget:
@@ -421,13 +290,13 @@ class VerifyScreen(QWidget):
             self.open_path(path)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        if _local_files(list(event.mimeData().urls())):
+        if local_files(list(event.mimeData().urls())):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        files = _local_files(list(event.mimeData().urls()))
+        files = local_files(list(event.mimeData().urls()))
         if not files:
             event.ignore()
             return
