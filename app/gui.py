@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.context import AppContext, start_context
 from app.settings import SecretStore, Settings
+from app.ui.pin_dialog import ensure_kiosk_pin
 
 if TYPE_CHECKING:
     from app.ui.main_window import MainWindow
@@ -62,12 +63,9 @@ def run_gui(kiosk: bool = False, demo: bool = False) -> int:
         if first_run_choice(settings, secrets) is not None:
             start_screen = settings.extra.get("start_screen")
         demo = bool(settings.extra.get("start_demo"))
-    if kiosk:
-        from app.ui.pin_dialog import ensure_kiosk_pin
-
-        if not ensure_kiosk_pin(settings):  # a kiosk never runs unlocked
-            print("The kiosk needs an operator PIN; it was not started.", file=sys.stderr)
-            return 2
+    if kiosk and not ensure_kiosk_pin(settings):  # a kiosk never runs unlocked
+        print("The kiosk needs an operator PIN; it was not started.", file=sys.stderr)
+        return 2
     from app.ui.main_window import MainWindow
 
     context: AppContext = start_context(settings, secrets, demo=demo)

@@ -23,6 +23,8 @@ import wave
 from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtWidgets import QApplication
+
 from app.verdicts import Verdict
 
 log = logging.getLogger("app.sound")
@@ -89,8 +91,6 @@ def _system_player() -> Player:
 
 
 def _beep(verdict: Verdict, data: bytes) -> None:
-    from PySide6.QtWidgets import QApplication
-
     QApplication.beep()
 
 
