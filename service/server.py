@@ -18,17 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from waitress import wasyncore
-from waitress.channel import HTTPChannel
 from waitress.server import create_server
-from waitress.task import ErrorTask
 
 from service.config import ServiceConfig
 from service.demo import DemoInstance, seed_demo
 from service.domain.clock import SystemClock
-from service.domain.errors import ServiceError
 from service.http.app import create_app
-from service.http.errors import error_json
-from service.http.middleware import REQUEST_ID_RE, new_request_id
 from service.instance import (
     SERVER_REFRESH_INTERVAL,
     domain_for,
@@ -39,38 +34,10 @@ from service.instance import (
     open_store,
 )
 from service.storage.port import Store
+from service.waitress_guard import SERVER_SETTINGS, guard_server
 
 log = logging.getLogger("service.server")
 MAX_WAITRESS_BODY = 32 * 1024 * 1024
-
-
-class _JsonErrorTask(ErrorTask):  # type: ignore[misc]
-    """Waitress answers a few requests itself, before the app runs (a body over its buffer cap, a
-    malformed request line or headers); those answers get the same JSON error object and an
-    X-Request-ID as every other response (PROTOCOL §6)."""
-
-    def execute(self) -> None:
-        error = self.request.error
-        if error.code == 413:
-            failure = ServiceError("PAYLOAD_TOO_LARGE", "the body exceeds the server's limit")
-        elif error.code >= 500:
-            failure = ServiceError("INTERNAL_ERROR", "the server could not read the request")
-        else:
-            failure = ServiceError("VALIDATION_FAILED", "the HTTP request is malformed")
-        body = error_json(failure)
-        incoming = str(self.request.headers.get("X_REQUEST_ID", ""))
-        request_id = incoming if REQUEST_ID_RE.match(incoming) else new_request_id()
-        self.status = f"{error.code} {error.reason}"
-        self.response_headers.extend(
-            [("Content-Type", "application/json"), ("X-Request-ID", request_id)]
-        )
-        self.set_close_on_finish()
-        self.content_length = len(body)
-        self.write(body)
-
-
-class _JsonErrorChannel(HTTPChannel):  # type: ignore[misc]
-    error_task_class = _JsonErrorTask
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -161,13 +128,13 @@ def start(
         max_request_body_size=MAX_WAITRESS_BODY,
         ident="payslip-verify",
         clear_untrusted_proxy_headers=True,
-        channel_timeout=30,
         # A 1000-record pay run is ~1.5 MB: read it in 64 KiB steps and keep it in memory
         # (waitress defaults to 8 KiB reads and spills bodies over 512 KiB to a temp file).
         recv_bytes=64 * 1024,
         inbuf_overflow=16 * 1024 * 1024,
+        **SERVER_SETTINGS,
     )
-    server.channel_class = _JsonErrorChannel
+    guard_server(server, getattr(app, "preflight", None))
     running = Running(url_for(sock), config, store, server, demo=seeded, created=created)
     if in_thread:
         running.thread = threading.Thread(target=server.run, name="payslip-service", daemon=True)

@@ -16,6 +16,7 @@ from service.http.metrics import ObservedApp
 from service.http.middleware import RequestIdMiddleware, WsgiApp
 from service.http.phone import add_phone_routes, browser_aware_not_found
 from service.http.pipeline import ApiPlugin
+from service.http.preflight import build_preflight
 from service.http.ratelimit import RateLimiter
 from service.http.routes import add_routes
 from service.http.shared_limits import LocalBatchSlots, RedisBatchSlots, SharedState
@@ -83,5 +84,10 @@ def create_app(
         config.scan_base,
         config.token_ttl,
     )
-    observed = ObservedApp(build_bottle(config, domain, shared), access_log_enabled=access_log)
-    return RequestIdMiddleware(observed)
+    bottle_app = build_bottle(config, domain, shared)
+    observed = ObservedApp(bottle_app, access_log_enabled=access_log)
+    wrapped = RequestIdMiddleware(observed)
+    # For servers that can refuse a request from its head, before reading the body.
+    plugin = next(p for p in bottle_app.plugins if isinstance(p, ApiPlugin))
+    wrapped.preflight = build_preflight(bottle_app, plugin)
+    return wrapped

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,26 @@ class ApiPlugin:
         self._client = client_limiter
         self._token_ip = token_ip_limiter
         self._batches = batch_slots  # per instance: all workers of one serve (shared_limits)
+
+    def refusal_before_body(
+        self, config: Mapping[str, Any], remote: str, headers: Mapping[str, str]
+    ) -> ServiceError | None:
+        """The first check of `apply`'s order that fails on the request's head alone (IP rate
+        limit, bearer token and scope, media type), counting nothing: a server asks this before
+        it reads the body, then the pipeline runs in full on what it was allowed to read."""
+        for limiter, applies in ((self._ip, True), (self._token_ip, config.get("token_ip_limit"))):
+            refusal = limiter.would_refuse(remote) if applies else None
+            if refusal is not None:
+                return refusal
+        try:
+            scope = config.get("scope")
+            if scope:
+                self._domain.tokens.authorize(headers.get("AUTHORIZATION"), str(scope))
+            if config.get("body_limit"):
+                check_content_type({"CONTENT_TYPE": headers.get("CONTENT_TYPE", "")})
+        except ServiceError as refusal:
+            return refusal
+        return None
 
     def apply(self, callback: Handler, route: bottle.Route) -> Callable[..., Any]:
         config = route.config

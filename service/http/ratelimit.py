@@ -39,6 +39,23 @@ class RateLimiter:
             assert self._shared is not None  # memory storage does not raise StorageError
             self._shared.failed(f"rate limit {self._namespace}", exc)
 
+    def would_refuse(self, identity: str) -> ServiceError | None:
+        """The RATE_LIMITED error `check` would raise now, without counting a hit: a server
+        asks this before reading a body, and the pipeline counts the request afterwards."""
+        if not self._items or (self._shared is not None and not self._shared.usable()):
+            return None
+        try:
+            for item in self._items:
+                if not self._limiter.test(item, self._namespace, identity):
+                    stats = self._limiter.get_window_stats(item, self._namespace, identity)
+                    wait = max(1, math.ceil(stats.reset_time - time.time()))
+                    return ServiceError(
+                        "RATE_LIMITED", f"too many requests; retry after {wait} s", retry_after=wait
+                    )
+        except StorageError:
+            return None  # the pipeline's own check reports the outage
+        return None
+
     def _check(self, identity: str) -> None:
         for item in self._items:
             if not self._limiter.hit(item, self._namespace, identity):

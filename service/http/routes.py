@@ -80,7 +80,7 @@ def add_routes(
     def jwks(call: Call) -> Reply:
         return Reply(200, domain.tokens.jwks())
 
-    route("/oauth/token", "POST", token, token_ip_limit=True)
+    route("/oauth/token", "POST", token, token_ip_limit=True, preflight_limit=limits.token)
     route("/.well-known/jwks.json", "GET", jwks)
 
     # --- issuer API -------------------------------------------------------------------------

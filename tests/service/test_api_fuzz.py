@@ -5,7 +5,8 @@ verifier's and an admin's token. The gate: no server error, and every response (
 type, headers, body) inside what the document declares. Not checked here: "schema-valid request
 rejected" (rules JSON Schema cannot state, such as a key version of another issuer, period order
 or barcode text structure, rightly refuse some schema-valid bodies) and "schema-violating request
-accepted" (it counts a 413 for an oversized invalid body as acceptance). `bench/fuzz_long.sh` runs the same with thousands of cases.
+accepted" (it counts a 413 for an oversized invalid body as acceptance).
+`bench/fuzz_long.sh` runs the same with thousands of cases.
 """
 
 from __future__ import annotations
