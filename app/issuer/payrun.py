@@ -585,8 +585,18 @@ def read_payrun(
 
 
 def count_rows(path: Path) -> int | None:
-    """A quick estimate of the number of rows (for a progress bar); None when unknown."""
+    """A quick estimate of the number of rows (for a progress bar); None when unknown.
+
+    CSV and JSON Lines: line breaks counted in 1 MiB blocks. A JSON array: its items decoded
+    one at a time and dropped (about 10 us a row, a fraction of a percent of a run), so even
+    that progress bar knows its end from the start."""
     suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            with open(path, encoding="utf-8-sig") as text:
+                return sum(1 for _, ok in _json_array_items(text) if ok)
+        except (OSError, UnicodeDecodeError, PayrunFileError):
+            return None
     if suffix not in (".csv", ".txt", ".jsonl", ".ndjson"):
         return None
     try:

@@ -529,6 +529,22 @@ def test_cli_killed_mid_run_resumes_exactly_once(
 # --- both cores, and progress for every phase (issue 12) -------------------------------------
 
 
+def test_every_file_kind_is_counted_up_front_for_the_progress_bar(tmp_path: Path) -> None:
+    from app.issuer.payrun import count_rows
+
+    items = json.loads((RESOURCES / "sample_payrun.json").read_text())
+    assert count_rows(RESOURCES / "sample_payrun.json") == len(items)
+    assert count_rows(RESOURCES / "sample_payrun.csv") == len(items)
+    lines = tmp_path / "run.jsonl"
+    lines.write_text("".join(json.dumps(i) + "\n" for i in items))
+    assert count_rows(lines) == len(items)
+    broken = tmp_path / "broken.json"
+    broken.write_text("[" + json.dumps(items[0]) + ', {"schema": ]')
+    assert count_rows(broken) == 1  # the items before the damage; the run reports the rest
+    (tmp_path / "object.json").write_text("{}")
+    assert count_rows(tmp_path / "object.json") is None
+
+
 def test_progress_is_determinate_in_every_phase_and_workers_draw_the_badges(
     live: LiveService,  # noqa: F811
     tmp_path: Path,
