@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -122,11 +123,13 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> Non
             url, info["client_id"], info["client_secret"], issuer_url=url, deadline=120.0
         )
         with client:
+            cpu_before = cpu_seconds()
             started = time.perf_counter()
             summary = PayRun(
                 client, key, scan_base, RunSettings(source=source, out_dir=Path(folder) / "out")
             ).run()
             run_seconds = time.perf_counter() - started
+            run_cpu = cpu_seconds() - cpu_before  # this process (with the service) + workers
             assert summary.progress.created == rows, summary.progress
 
             records = [
@@ -148,11 +151,13 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> Non
                 )
                 for i in range(rows)
             ]
+            cpu_before = cpu_seconds()
             started = time.perf_counter()
             for start in range(0, rows, 1000):
                 answers = client.register_batch(records[start : start + 1000])
                 assert all(a["status"] == "created" for a in answers)
             batch_seconds = time.perf_counter() - started
+            batch_cpu = cpu_seconds() - cpu_before
     run_rate = rows / run_seconds
     batch_rate = rows / batch_seconds
     print(
@@ -164,7 +169,26 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> Non
         f"batch registration alone ({rows} records): {batch_rate:.0f} records/s "
         f"({batch_seconds:.1f} s)"
     )
-    print(f"ratio end to end / registration alone: {run_rate / batch_rate:.3f}")
+    print(f"ratio end to end / registration alone: {run_rate / batch_rate:.3f} (target >= 0.07)")
+    # On a shared machine the wall-clock ratio mostly says how much CPU other jobs left: the
+    # short registration burst gets a fair share, the long run does not. CPU seconds say what
+    # the work costs; with both cores free the run takes about its CPU time / cores.
+    cores = os.cpu_count() or 1
+    print(
+        f"CPU time: pay run {run_cpu:.1f} s ({1000 * run_cpu / rows:.2f} ms per payslip, all "
+        f"processes), registration alone {batch_cpu:.1f} s; with {cores} free cores: "
+        f"~{rows / (run_cpu / cores):.0f} records/s, ratio ~{batch_cpu / (run_cpu / cores):.3f} "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the pay run's workers)."""
+    me, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 def write_source(path: Path, rows: int) -> Path:
