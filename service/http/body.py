@@ -72,6 +72,10 @@ MAX_OBJECT_KEYS = 256
 """No object of any request has more than ~60 fields; more is an attack on the validator."""
 MAX_TOTAL_KEYS = 200_000
 """A full 1000-record batch of the largest schema holds ~80,000 keys."""
+MAX_STRINGS = 400_000
+"""Keys and text values together; counted from the raw bytes (two quotes each, an upper bound)
+before parsing, so a body of a million tiny keys costs a byte count, not a million objects.
+A full 1000-record batch holds well under 150,000."""
 MAX_DEPTH = 24
 """The deepest real body (batch > record > payslip > earnings > item > field) is 6 levels."""
 
@@ -123,6 +127,8 @@ def _too_deep(value: object) -> bool:
 def parse_json(raw: bytes) -> object:
     if not raw.strip():
         raise validation_failed("", "the body is empty; send a JSON object")
+    if raw.count(b'"') > 2 * MAX_STRINGS:
+        raise validation_failed("", f"the body has more than {MAX_STRINGS} keys and strings")
     try:
         text = raw.decode("utf-8")
         value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object_hook())

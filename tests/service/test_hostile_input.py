@@ -45,10 +45,18 @@ def test_a_million_keys_stop_at_the_first_overfull_object(live: LiveService) -> 
     assert 8_000_000 < len(raw) < 10 * 1024 * 1024  # inside the batch byte limit
     reply = _raw(live, "/v1/registerNonPIIBatch", raw, live.issuer_token())
     body = expect_error(reply, 400, "VALIDATION_FAILED")
-    assert "more than 256 keys" in body["detail"]
+    assert "more than 400000 keys and strings" in body["detail"]  # refused before parsing
     assert len(reply.content) < 2_000  # not a 45 MB list of every key
     # The whole request was refused: the valid record in it was not stored.
     assert live.post("/v1/registerNonPII", record, live.issuer_token()).status_code == 201
+
+
+def test_an_object_with_too_many_keys_is_refused_while_parsing(live: LiveService) -> None:
+    sealed = sealed_record(live.issuer["encryption_key"])
+    sealed.body["payslip_non_pii"].update({f"k{i}": 0 for i in range(300)})
+    reply = live.post("/v1/registerNonPII", sealed.body, live.issuer_token())
+    body = expect_error(reply, 400, "VALIDATION_FAILED")
+    assert "an object has more than 256 keys" in body["detail"]
 
 
 def test_field_errors_are_capped_with_a_count_of_the_rest(live: LiveService) -> None:
