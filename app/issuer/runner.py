@@ -8,16 +8,23 @@ The order of work per batch is what makes a run safe to kill at any moment:
    journal and fsynced, and only then
 4. sent with registerNonPIIBatch (up to 1000 records);
 5. badges (and stamped PDFs) of the created and duplicate records are written, each via a
-   temporary file and a rename;
+   temporary file and a rename, and made durable;
 6. an acknowledgement with the per-record results is journaled.
+
+Steps 5 and 6 of batch N overlap steps 1-4 of batch N+1: worker processes (one per core,
+`app.issuer.workers`) write batch N's files while this process checks, seals and registers the
+next batch, and batch N is settled (waited for, made durable, acknowledged, its results emitted in
+file order) right after batch N+1 is registered, or before anything that must follow it. A
+failure settles the batch in flight before it propagates, so a re-run redoes as little as
+possible; a kill at any point leaves at most two batches journaled and unacknowledged, which a
+re-run resends as duplicates and draws again.
 
 A re-run with the same output folder replays the journal: acknowledged rows keep their results
 (nothing is sent again), a batch that was journaled but not acknowledged is resent byte for byte
 (the service answers `duplicate` for what it already has), and the rest is new. When every row is
 handled, `results.csv` is renamed into place and the journal is deleted.
 
-Badges are the slow part (a QR code is built in pure Python), so they are rendered in worker
-processes when a batch is large enough to repay starting them.
+Progress (`app.issuer.progress`) counts every phase with its total, for a determinate display.
 """
 
 from __future__ import annotations
