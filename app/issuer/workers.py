@@ -219,8 +219,8 @@ class OutputPool:
     def submit(self, jobs: list[OutputJob]) -> Pending:
         """Start `jobs` (worker processes when there are enough of them to repay starting)."""
         use_workers = self.workers > 1 and len(jobs) >= POOL_THRESHOLD
-        size = CHUNK if use_workers else max(CHUNK, 1)
-        pending = Pending(self, [jobs[i : i + size] for i in range(0, len(jobs), size)])
+        # In this process too, chunk by chunk: progress is reported between chunks.
+        pending = Pending(self, [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)])
         pending._start(self._ensure() if use_workers else None)
         return pending
 
