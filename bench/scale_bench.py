@@ -42,6 +42,7 @@ from tests.factories import sealed_record  # noqa: E402
 from tests.service.cluster import REDIS_URL, Instance, throwaway_database, token  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
+THREADS = "8"
 
 
 def free_port() -> int:
@@ -69,12 +70,12 @@ def start(
         "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
     }
     if server == "gunicorn":
-        args = [str(VENV_BIN / "gunicorn"), "--worker-class", "gthread", "--threads", "8"]
+        args = [str(VENV_BIN / "gunicorn"), "--worker-class", "gthread", "--threads", THREADS]
         args += ["--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
         args += ["--control-socket", str(metrics_dir / "ctl.sock"), "--log-level", "warning"]
     else:
         args = [str(VENV_BIN / "granian"), "--interface", "wsgi", "--workers", str(workers)]
-        args += ["--blocking-threads", "8", "--host", "127.0.0.1", "--port", str(port)]
+        args += ["--blocking-threads", THREADS, "--host", "127.0.0.1", "--port", str(port)]
         args += ["--log-level", "warning"]
     proc = subprocess.Popen(
         [*args, "service.wsgi:application"],
@@ -224,8 +225,8 @@ def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 3) -> None:
                         s.body["schema"],
                         s.body["issued_at"],
                         json.dumps(s.body["payslip_non_pii"]),
-                        s.body["iv"],
-                        s.body["tag"],
+                        s.body["encryption_metadata"]["iv"],
+                        s.body["encryption_metadata"]["tag"],
                         None,
                         "f",
                         "2026-11-23T00:00:00Z",
@@ -357,7 +358,10 @@ def main() -> None:
     parser.add_argument("--servers", default="gunicorn")
     parser.add_argument("--payday-batches", type=int, default=200)
     parser.add_argument("--skip", default="", help="comma list of: scaling,batch,payday")
+    parser.add_argument("--threads", type=int, default=8, help="threads per worker")
     args = parser.parse_args()
+    global THREADS
+    THREADS = str(args.threads)
     if not shutil.which("wrk"):
         raise SystemExit("wrk is needed: apt-get install wrk")
     skip = set(args.skip.split(","))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.workers.gthread import ThreadWorker
 
 from service.wsgi import Settings
 
@@ -43,6 +44,31 @@ class WorkerOptions:
     timeout: int = 60
     """A worker silent for this long (stuck) is killed and replaced."""
     keepalive: int = 5
+
+
+class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
+    """gunicorn's gthread worker, minus one way to fail a request at shutdown.
+
+    On SIGTERM the gthread worker stops accepting but keeps its listening socket open until its
+    in-flight requests are done; connections the kernel completed meanwhile wait in the backlog
+    and are reset when the socket finally closes, after their clients sent a request. This worker
+    accepts (and serves) whatever is queued at that moment and closes its listener at once, so
+    later connections are refused before anything is sent, which a client or balancer can retry.
+    Operators running gunicorn themselves: `-k service.workers.DrainingThreadWorker`.
+    """
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        super().set_accept_enabled(enabled)
+        if enabled or self.alive:
+            return  # only the shutdown path drains
+        for listener in self.sockets:
+            while True:
+                before = self.nr_conns
+                self.accept(listener)
+                if self.nr_conns == before:
+                    break
+            with contextlib.suppress(OSError):
+                listener.close()
 
 
 class _Server(BaseApplication):  # type: ignore[misc]
@@ -103,7 +129,7 @@ def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metri
     config: dict[str, Any] = {
         "bind": [f"fd://{sock.fileno()}"],
         "workers": options.workers,
-        "worker_class": "gthread",
+        "worker_class": "service.workers.DrainingThreadWorker",
         "threads": options.threads,
         "max_requests": options.max_requests,
         "max_requests_jitter": max(0, options.max_requests // 10),

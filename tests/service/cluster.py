@@ -34,7 +34,7 @@ ADMIN_DATABASE_URL = os.environ.get(
 REDIS_URL = os.environ.get("PAYSLIP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} (CI=true: a missing server is an error, not a skip)")
     pytest.skip(reason)
@@ -45,7 +45,7 @@ def require_redis(url: str = REDIS_URL) -> None:
     try:
         client.ping()
     except redis.RedisError as exc:
-        _unavailable(f"Redis not reachable at {url}: {type(exc).__name__}")
+        unavailable(f"Redis not reachable at {url}: {type(exc).__name__}")
     finally:
         client.close()
 
@@ -56,7 +56,7 @@ def throwaway_database() -> Iterator[str]:
     try:
         admin = psycopg.connect(ADMIN_DATABASE_URL, autocommit=True, connect_timeout=3)
     except psycopg.Error as exc:
-        _unavailable(f"PostgreSQL not reachable: {' '.join(str(exc).split())}")
+        unavailable(f"PostgreSQL not reachable: {' '.join(str(exc).split())}")
         raise  # unreachable: skip/fail raise
     name = f"pv_scale_{secrets.token_hex(6)}"
     with admin:
