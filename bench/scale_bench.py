@@ -203,7 +203,9 @@ def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 3) -> None:
         itok = token(url, instance.issuer)
         headers = {"Authorization": f"Bearer {itok}", "Content-Type": "application/json"}
         with httpx.Client(timeout=120) as client, psycopg.connect(instance.database_url) as conn:
-            conn.execute("CREATE TEMP TABLE scratch (LIKE records INCLUDING DEFAULTS)")
+            conn.execute(
+                "CREATE TEMP TABLE scratch (LIKE records INCLUDING DEFAULTS INCLUDING IDENTITY)"
+            )
             for _ in range(rounds):
                 sealed = [
                     sealed_record(

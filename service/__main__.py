@@ -48,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
     migrate = sub.add_parser("migrate", help="apply pending PostgreSQL schema migrations")
     migrate.add_argument("--database-url")
 
+    move = sub.add_parser("migrate-store", help="copy a TinyDB instance into PostgreSQL")
+    move.add_argument("--from", dest="source", required=True, help="the TinyDB data directory")
+    move.add_argument("--to", dest="target", required=True, help="postgresql://... URL")
+
     serve = sub.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--data-dir")
     serve.add_argument("--host", default="127.0.0.1")
@@ -160,6 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "admin":
             _print(_admin(args))
+            return 0
+        if args.command == "migrate-store":
+            from pathlib import Path
+
+            from service.migrate_store import migrate_store
+
+            _print(migrate_store(Path(args.source), args.target))
             return 0
         if args.command == "migrate":
             from service.migrate_cli import migrate

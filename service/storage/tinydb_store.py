@@ -828,6 +828,15 @@ class TinyDBStore:
         doc = self.storage.get("records", service_reference)
         return None if doc is None else _build(Record, doc)
 
+    def export_table(self, table: str) -> list[dict[str, Any]]:
+        """Every committed document of a table, as plain dicts (not part of the port: used by
+        `migrate-store` to move an instance to PostgreSQL)."""
+        return [dict(doc) for doc in self.storage.docs(table)]
+
+    def all_records(self) -> list[Record]:
+        """Every record, in insertion order (not part of the port: used by `migrate-store`)."""
+        return [_build(Record, doc) for doc in self.storage.docs("records")]
+
     def pin_key(self, service_reference: str, key_version: str) -> None:
         """Pins only an unpinned record: when two verifications race, the first pin stays."""
         current = self.storage.get("records", service_reference)
