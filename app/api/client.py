@@ -1,0 +1,359 @@
+"""The service's operations as methods: what each sends, which scope it needs, whether a resend
+is safe (spec, PROTOCOL §6-§8).
+
+Both the kiosk app (from worker threads, hence no Qt here) and the issuer library call the
+service through `ApiClient`, so the rules that are easy to get subtly wrong live in one place:
+tokens in `app.api.auth`, retries and the deadline in `app.api.retry` and `app.api.exchange`,
+and here, per operation:
+
+* Idempotency: `register_non_pii` and `register_batch` always send a `service_reference`, minted
+  once before the first attempt, so a retry of a request whose response was lost is answered as
+  a duplicate instead of creating a second record. `registerAndBuildBarcode` is not idempotent
+  (a lost response means the PII must be re-encrypted with a fresh IV, spec), nor are creating
+  clients, keys and pairing links, so those only retry when nothing can have been processed.
+* Paths: ids are quoted as one path segment, so an id can never reach another route.
+* Privacy: the repr shows no secret; see `app.api.exchange` for errors and logs.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+from urllib.parse import quote
+
+import httpx
+
+from app.api.auth import Token, TokenAuth, token_from_response
+from app.api.exchange import Exchange
+from app.api.retry import RetryPolicy
+from app.api_errors import InvalidResponse
+from service.protocol.encoding import new_reference
+
+SCOPE_ISSUER: Final = "service:issuer"
+SCOPE_VERIFIER: Final = "service:verifier"
+SCOPE_ADMIN: Final = "service:admin"
+
+
+def _strip_base(url: str) -> str:
+    return url[:-1] if url.endswith("/") else url
+
+
+def _seg(value: str) -> str:
+    """Quote one path segment so an id can never add path segments or a query."""
+    if value in ("", ".", ".."):
+        # These survive quoting and would be resolved as dot-segments, changing the route.
+        raise ValueError("not a usable path segment")
+    return quote(str(value), safe="")
+
+
+class ApiClient:
+    """Thread-safe synchronous client for the payslip service.
+
+    `auth_url`, `issuer_url` and `verifier_url` are base URLs (PROTOCOL §9: in a single-process
+    deployment all three are the same). Only the URLs for the operations actually used are needed:
+    a kiosk needs `verifier_url`, an issuer `issuer_url`.
+
+    `scope` forces the scope sent on every token request; by default it is derived from the
+    operation (`service:verifier` for verification, `service:issuer` for registration and
+    revocation, `service:admin` for admin calls). One token is cached per (audience, scope).
+
+    `timeout` bounds each HTTP attempt, `connect_timeout` (default: `timeout`) its TCP connect, and
+    `deadline` a whole logical call including token fetches, retries and backoff sleeps (see
+    `app.api.retry`). `transport`, `sleep`, `clock` and `rng` exist so tests can inject a fault
+    transport, a recording sleep and a fake clock.
+    """
+
+    def __init__(
+        self,
+        auth_url: str,
+        client_id: str,
+        client_secret: str,
+        *,
+        issuer_url: str | None = None,
+        verifier_url: str | None = None,
+        scope: str | None = None,
+        timeout: float = 10.0,
+        deadline: float = 30.0,
+        connect_timeout: float | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._policy = RetryPolicy(
+            timeout=timeout,
+            deadline=deadline,
+            connect_timeout=connect_timeout,
+            sleep=sleep,
+            clock=clock,
+            rng=rng or random.Random(),
+        )
+        self._auth_url = _strip_base(auth_url)
+        self._client_id = client_id
+        self._client_secret = client_secret
+        self._issuer_url = _strip_base(issuer_url) if issuer_url else None
+        self._verifier_url = _strip_base(verifier_url) if verifier_url else None
+        self._scope = scope
+        # follow_redirects stays off: a redirect would resend the bearer token somewhere else.
+        http = httpx.Client(transport=transport, follow_redirects=False, trust_env=True)
+        self._exchange = Exchange(http, self._policy)
+        self._auths: dict[tuple[str, str], TokenAuth] = {}
+        self._auths_lock = threading.Lock()
+
+    @property
+    def client_id(self) -> str:
+        """The OAuth client this client authenticates as (never the secret)."""
+        return self._client_id
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close pooled connections."""
+        self._exchange.http.close()
+
+    def __enter__(self) -> ApiClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        # Never show the secret (or any token) in a repr that may land in a log or a traceback.
+        return f"ApiClient(auth_url={self._auth_url!r}, client_id={self._client_id!r})"
+
+    # ------------------------------------------------------------------ verifier
+
+    def verify_payload(self, barcode: str) -> dict[str, Any]:
+        """Verify a barcode text (verifyPayload); returns the verification result.
+
+        Idempotent: the same payload yields the same result, so it is retried freely.
+        """
+        return self._api_call(
+            "POST",
+            self._require(self._verifier_url, "verifier_url"),
+            "/v1/verifications/payload",
+            SCOPE_VERIFIER,
+            {"barcode": barcode},
+            idempotent=True,
+        )[1]
+
+    # ------------------------------------------------------------------ issuer
+
+    def register_non_pii(self, record: Mapping[str, Any]) -> tuple[str, bool]:
+        """Register one record (registerNonPII); returns (service_reference, created).
+
+        `created` is False when the service already held an identical record under that
+        reference (a retry whose first response was lost). A reference is minted here when the
+        record carries none, once, so every retry carries the same one.
+        """
+        body = dict(record)
+        if not body.get("service_reference"):
+            body["service_reference"] = new_reference()
+        status, data = self._api_call(
+            "POST",
+            self._require(self._issuer_url, "issuer_url"),
+            "/v1/registerNonPII",
+            SCOPE_ISSUER,
+            body,
+            idempotent=True,
+        )
+        ref = data.get("service_reference")
+        if not isinstance(ref, str) or not ref:
+            ref = body["service_reference"]
+        return ref, status == 201
+
+    def register_batch(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Register a pay run (registerNonPIIBatch); returns one result item per record, in order.
+
+        Records without a `service_reference` get one minted before the first attempt so the batch
+        is idempotent and can be resent after a timeout.
+        """
+        body_records: list[dict[str, Any]] = []
+        for rec in records:
+            item = dict(rec)
+            if not item.get("service_reference"):
+                item["service_reference"] = new_reference()
+            body_records.append(item)
+        _, data = self._api_call(
+            "POST",
+            self._require(self._issuer_url, "issuer_url"),
+            "/v1/registerNonPIIBatch",
+            SCOPE_ISSUER,
+            {"records": body_records},
+            idempotent=True,
+        )
+        results = data.get("results")
+        if (
+            not isinstance(results, list)
+            or len(results) != len(body_records)
+            or not all(isinstance(r, dict) for r in results)
+        ):
+            raise InvalidResponse(
+                "INVALID_RESPONSE", 200, "batch response has no matching results array"
+            )
+        return results
+
+    def register_and_build_barcode(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Register one record and get the PNG badge (registerAndBuildBarcode).
+
+        Not idempotent: if the response is lost the caller must re-encrypt with a fresh IV, so
+        this retries only on 429 and on connections that failed before sending. Any other failure
+        (including `ServiceUnreachable` after a send) leaves the outcome to the caller.
+        """
+        return self._api_call(
+            "POST",
+            self._require(self._issuer_url, "issuer_url"),
+            "/v1/registerAndBuildBarcode",
+            SCOPE_ISSUER,
+            dict(record),
+            idempotent=False,
+        )[1]
+
+    def revoke(self, reference: str, reason: str | None = None) -> dict[str, Any]:
+        """Revoke one of this issuer's records (PROTOCOL §6); repeating it is a no-op."""
+        body: dict[str, Any] = {} if reason is None else {"reason": reason}
+        return self._api_call(
+            "POST",
+            self._require(self._issuer_url, "issuer_url"),
+            f"/v1/records/{_seg(reference)}/revoke",
+            SCOPE_ISSUER,
+            body,
+            idempotent=True,
+        )[1]
+
+    # ------------------------------------------------------------------ admin (PROTOCOL §8)
+
+    def admin_create_issuer(self, name: str) -> dict[str, Any]:
+        """Create an issuer; the response holds its client secret and key, shown once.
+
+        Not retried on ambiguous failures: a resend after a lost response would create a second
+        issuer.
+        """
+        return self._admin("POST", "/admin/v1/issuers", {"name": name}, idempotent=False)
+
+    def admin_create_verifier(self, name: str) -> dict[str, Any]:
+        """Create a verifier client (not retried on ambiguous failures, as for issuers)."""
+        return self._admin("POST", "/admin/v1/verifiers", {"name": name}, idempotent=False)
+
+    def admin_rotate_key(self, issuer_id: str) -> dict[str, Any]:
+        """Give an issuer a new key version (no retry on ambiguous failures: each is a new key)."""
+        return self._admin(
+            "POST", f"/admin/v1/issuers/{_seg(issuer_id)}/keys", {}, idempotent=False
+        )
+
+    def admin_retire_key(self, key_version: str) -> dict[str, Any]:
+        """Retire a key version; retiring twice is harmless, so it is retried."""
+        return self._admin(
+            "POST", f"/admin/v1/keys/{_seg(key_version)}/retire", {}, idempotent=True
+        )
+
+    def admin_disable_client(self, client_id: str) -> dict[str, Any]:
+        """Disable a client and kill its tokens; idempotent, so it is retried."""
+        return self._admin(
+            "POST", f"/admin/v1/clients/{_seg(client_id)}/disable", {}, idempotent=True
+        )
+
+    def admin_pair_verifier(self, client_id: str) -> dict[str, Any]:
+        """A one-time phone pairing link for a verifier client (expires in minutes, works once);
+        not retried on ambiguous failures: each call makes a new link."""
+        return self._admin(
+            "POST", f"/admin/v1/clients/{_seg(client_id)}/pairings", None, idempotent=False
+        )
+
+    def admin_list(self) -> dict[str, Any]:
+        """Issuers, verifiers, keys and record counts (never secrets or key material)."""
+        return self._admin("GET", "/admin/v1/overview", None, idempotent=True)
+
+    def _admin(
+        self, method: str, path: str, body: dict[str, Any] | None, *, idempotent: bool
+    ) -> dict[str, Any]:
+        # The admin scope's audience is the issuer URL (PROTOCOL §7).
+        return self._api_call(
+            method,
+            self._require(self._issuer_url, "issuer_url"),
+            path,
+            SCOPE_ADMIN,
+            body,
+            idempotent=idempotent,
+        )[1]
+
+    # ------------------------------------------------------------------ health
+
+    def healthz(self, base_url: str) -> bool:
+        """True when `GET {base_url}/healthz` answers 200 `{"status": "ok"}`; never raises.
+
+        One short attempt without retries or auth: it feeds a status light, which should show the
+        truth now rather than after a backoff.
+        """
+        url = _strip_base(base_url) + "/healthz"
+        try:
+            resp = self._exchange.http.get(url, timeout=min(self._policy.timeout, 5.0))
+            if resp.status_code != 200:
+                return False
+            data = resp.json()
+        except (httpx.HTTPError, ValueError):
+            return False
+        return isinstance(data, dict) and data.get("status") == "ok"
+
+    # ------------------------------------------------------------------ core
+
+    @staticmethod
+    def _require(url: str | None, name: str) -> str:
+        if not url:
+            raise ValueError(f"ApiClient was created without {name}")
+        return url
+
+    def _auth(self, audience: str, scope: str) -> TokenAuth:
+        """The one token cache for (audience, scope): tokens are only valid for one API."""
+        key = (audience, scope)
+        with self._auths_lock:
+            auth = self._auths.get(key)
+            if auth is None:
+                auth = TokenAuth(lambda deadline: self._fetch_token(key, deadline), self._policy)
+                self._auths[key] = auth
+            return auth
+
+    def _fetch_token(self, key: tuple[str, str], deadline: float) -> Token:
+        """Ask the token endpoint (client credentials), with retries inside the call's deadline."""
+        audience, scope = key
+        started = self._policy.clock()
+        _, data = self._exchange.call(
+            "POST",
+            self._auth_url,
+            "/oauth/token",
+            {
+                "grant_type": "client_credentials",
+                "client_id": self._client_id,
+                "client_secret": self._client_secret,
+                "audience": audience,
+                "scope": scope,
+            },
+            deadline=deadline,
+            idempotent=True,
+            auth=None,
+        )
+        return token_from_response(data, started)
+
+    def _api_call(
+        self,
+        method: str,
+        base: str,
+        path: str,
+        scope: str,
+        body: dict[str, Any] | None,
+        *,
+        idempotent: bool,
+    ) -> tuple[int, dict[str, Any]]:
+        """One logical authenticated call: fresh request id, one deadline, token audience = base."""
+        return self._exchange.call(
+            method,
+            base,
+            path,
+            body,
+            deadline=self._policy.deadline_from_now(),
+            idempotent=idempotent,
+            auth=self._auth(base, self._scope or scope),
+        )
