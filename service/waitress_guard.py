@@ -31,9 +31,10 @@ from waitress.utilities import Error
 
 from service.domain.errors import ServiceError
 from service.http.body import too_large
-from service.http.errors import STATUS, error_headers, error_json
+from service.http.errors import error_headers, error_json
 from service.http.middleware import REQUEST_ID_RE, new_request_id
 from service.http.preflight import Preflight
+from service.protocol.errors import ErrorCode
 
 HEADER_TIMEOUT = 10.0
 BODY_GRACE = 15.0
@@ -58,7 +59,7 @@ class Refused(Error):  # type: ignore[misc]
     def __init__(self, failure: ServiceError) -> None:
         super().__init__(failure.detail)
         self.failure = failure
-        self.code = STATUS.get(failure.code, 400)
+        self.code = failure.code.status
         self.reason = failure.code
 
 
@@ -71,15 +72,19 @@ class JsonErrorTask(ErrorTask):  # type: ignore[misc]
         failure = getattr(error, "failure", None)
         if not isinstance(failure, ServiceError):
             if error.code == 413:
-                failure = ServiceError("PAYLOAD_TOO_LARGE", "the body exceeds the server's limit")
+                failure = ServiceError(
+                    ErrorCode.PAYLOAD_TOO_LARGE, "the body exceeds the server's limit"
+                )
             elif error.code >= 500:
-                failure = ServiceError("INTERNAL_ERROR", "the server could not read the request")
+                failure = ServiceError(
+                    ErrorCode.INTERNAL_ERROR, "the server could not read the request"
+                )
             else:
-                failure = ServiceError("VALIDATION_FAILED", "the HTTP request is malformed")
+                failure = ServiceError(ErrorCode.VALIDATION_FAILED, "the HTTP request is malformed")
         body = error_json(failure)
         incoming = str(self.request.headers.get("X_REQUEST_ID", ""))
         request_id = incoming if REQUEST_ID_RE.match(incoming) else new_request_id()
-        status = STATUS.get(failure.code, error.code)
+        status = failure.code.status
         self.status = f"{status} {failure.code.replace('_', ' ').title()}"
         headers = {**error_headers(failure), "X-Request-ID": request_id}
         self.response_headers.extend(headers.items())

@@ -13,6 +13,7 @@ from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.keys import KEY_VERSION_RE, KeyRing
+from service.protocol.errors import ErrorCode
 from service.storage.port import Issuer, Store, Verifier
 
 MAX_NAME = 200
@@ -60,7 +61,7 @@ class Admin:
 
     def rotate_key(self, issuer_id: object) -> dict[str, Any]:
         if not isinstance(issuer_id, str) or self._store.get_issuer(issuer_id) is None:
-            raise ServiceError("SERVICE_REFERENCE_NOT_FOUND", "no such issuer")
+            raise ServiceError(ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "no such issuer")
         key = self._keys.create_key(issuer_id)
         return {"key_version": key.key_version, "encryption_key": key.encryption_key}
 
@@ -72,7 +73,7 @@ class Admin:
 
     def disable_client(self, client_id: object) -> dict[str, Any]:
         if not isinstance(client_id, str) or not self._store.set_client_disabled(client_id, True):
-            raise ServiceError("SERVICE_REFERENCE_NOT_FOUND", "no such client")
+            raise ServiceError(ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "no such client")
         return {"client_id": client_id, "disabled": True}
 
     def overview(self) -> dict[str, Any]:

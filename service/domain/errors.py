@@ -1,4 +1,5 @@
-"""The service's error vocabulary (spec "Errors"), raised by the domain and mapped to HTTP once.
+"""The failures the domain raises; their vocabulary (codes, statuses, titles) is
+`service.protocol.errors.ErrorCode`, mapped to HTTP once in `service.http.errors`.
 
 Messages here end up in responses and logs, so they never carry submitted values: no barcode text,
 no ciphertext, no PII, no secret. `detail` says what is wrong and what to do instead.
@@ -7,13 +8,8 @@ no ciphertext, no PII, no secret. `detail` says what is wrong and what to do ins
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class FieldProblem:
-    path: str
-    message: str
+from service.protocol.errors import ErrorCode, FieldError
 
 
 class MasterKeyMismatch(Exception):
@@ -26,10 +22,10 @@ class ServiceError(Exception):
 
     def __init__(
         self,
-        code: str,
+        code: ErrorCode,
         detail: str,
         *,
-        field_errors: Sequence[FieldProblem] = (),
+        field_errors: Sequence[FieldError] = (),
         retry_after: int | None = None,
         oauth_error: str | None = None,
         reason: str | None = None,
@@ -45,26 +41,7 @@ class ServiceError(Exception):
 
 def validation_failed(path: str, message: str, detail: str | None = None) -> ServiceError:
     return ServiceError(
-        "VALIDATION_FAILED",
+        ErrorCode.VALIDATION_FAILED,
         detail or f"{path or 'body'}: {message}",
-        field_errors=[FieldProblem(path, message)],
+        field_errors=[FieldError(path, message)],
     )
-
-
-TITLES: dict[str, str] = {
-    "VALIDATION_FAILED": "The request failed validation",
-    "DECRYPTION_FAILED": "The barcode could not be authenticated",
-    "UNAUTHORIZED": "Missing or invalid credentials",
-    "FORBIDDEN": "Not permitted",
-    "SERVICE_REFERENCE_NOT_FOUND": "No record for this reference",
-    "CONFLICT": "Reference already registered with different data",
-    "IV_REUSED": "The IV was already used by this issuer",
-    "PAYLOAD_TOO_LARGE": "The request body is too large",
-    "UNSUPPORTED_MEDIA_TYPE": "Unsupported content type",
-    "KEY_VERSION_UNAVAILABLE": "No live decryption key for this record",
-    "RATE_LIMITED": "Too many requests",
-    "INTERNAL_ERROR": "Internal error",
-    "SERVICE_UNAVAILABLE": "Service unavailable",
-    "NOT_FOUND": "Not found",
-    "METHOD_NOT_ALLOWED": "Method not allowed",
-}

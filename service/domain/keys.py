@@ -15,6 +15,7 @@ from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.protocol.crypto import AuthenticationFailed, cipher, new_key, unwrap_key, wrap_key
 from service.protocol.encoding import b64url_decode, b64url_encode
+from service.protocol.errors import ErrorCode
 from service.storage.port import KeyVersion, Store
 
 KEY_VERSION_RE = re.compile(
@@ -59,7 +60,7 @@ class KeyRing:
     def retire(self, key_version: str) -> KeyVersion:
         retired = self._store.retire_key(key_version, iso_z(self._clock.now()))
         if retired is None:
-            raise ServiceError("SERVICE_REFERENCE_NOT_FOUND", "no such key version")
+            raise ServiceError(ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "no such key version")
         return retired
 
     def check_registration_key(self, issuer_id: str, key_version: str | None) -> None:
@@ -110,12 +111,12 @@ class KeyRing:
 
     def unwrap(self, key: KeyVersion) -> bytes:
         if key.state == "retired" or not key.wrapped:
-            raise ServiceError("KEY_VERSION_UNAVAILABLE", "this key version is retired")
+            raise ServiceError(ErrorCode.KEY_VERSION_UNAVAILABLE, "this key version is retired")
         try:
             return unwrap_key(b64url_decode(key.wrapped), self._master_key, key.key_version)
         except (AuthenticationFailed, ValueError) as exc:
             raise ServiceError(
-                "SERVICE_UNAVAILABLE",
+                ErrorCode.SERVICE_UNAVAILABLE,
                 "a stored key cannot be unwrapped with this instance's master key",
                 retry_after=60,
             ) from exc

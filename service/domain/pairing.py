@@ -29,6 +29,7 @@ from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.protocol.encoding import b64url_encode
+from service.protocol.errors import ErrorCode
 from service.storage.port import Pairing, Store
 
 PAIRING_TTL_SECONDS = 600
@@ -66,7 +67,7 @@ class PairingOffer:
 
 def _not_redeemable() -> ServiceError:
     return ServiceError(
-        "UNAUTHORIZED",
+        ErrorCode.UNAUTHORIZED,
         "this pairing link is unknown, already used or expired; ask for a new one",
         oauth_error="invalid_grant",
     )
@@ -99,7 +100,7 @@ class Pairings:
         client = self._clients.active(client_id)
         if client is None:
             raise ServiceError(
-                "SERVICE_REFERENCE_NOT_FOUND", "no such enabled client; check the client id"
+                ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "no such enabled client; check the client id"
             )
         if client.role != "verifier":
             raise validation_failed("client_id", "must be a verifier client")

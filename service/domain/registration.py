@@ -27,6 +27,7 @@ from service.protocol.encoding import (
     is_canonical_b64url,
     new_reference,
 )
+from service.protocol.errors import ErrorCode
 from service.storage.port import AddOutcome, AddStatus, Record, Store
 
 
@@ -53,11 +54,11 @@ def _fields(request: schemas.PayslipRecord) -> dict[str, Any]:
 
 
 _CONFLICT = ServiceError(
-    "CONFLICT",
+    ErrorCode.CONFLICT,
     "this reference is already registered with different data; the first record is kept",
 )
 _IV_REUSED = ServiceError(
-    "IV_REUSED", "this IV was already used by this issuer; encrypt again with a fresh IV"
+    ErrorCode.IV_REUSED, "this IV was already used by this issuer; encrypt again with a fresh IV"
 )
 
 
@@ -162,7 +163,7 @@ class Registration:
             raise _IV_REUSED
         if outcome.status is not AddStatus.CREATED:
             raise ServiceError(
-                "INTERNAL_ERROR", "a fresh reference collided; send the request again"
+                ErrorCode.INTERNAL_ERROR, "a fresh reference collided; send the request again"
             )
         return {
             "service_reference": reference,

@@ -8,6 +8,7 @@ from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.tokens import Principal
 from service.protocol.barcode_text import REFERENCE_RE
+from service.protocol.errors import ErrorCode
 from service.storage.port import Store
 
 MAX_REASON = 500
@@ -27,7 +28,7 @@ class Revocation:
             )
         if record is None:
             raise ServiceError(
-                "SERVICE_REFERENCE_NOT_FOUND", "none of your records has this reference"
+                ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "none of your records has this reference"
             )
         return {
             "service_reference": record.service_reference,

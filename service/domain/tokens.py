@@ -17,8 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.domain.clients import ROLE_SCOPES, ClientRegistry
 from service.domain.clock import Clock
-from service.domain.errors import FieldProblem, ServiceError
+from service.domain.errors import ServiceError
 from service.protocol.encoding import b64url_encode
+from service.protocol.errors import ErrorCode, FieldError
 
 TOKEN_TTL_SECONDS = 900
 VERIFIED_CACHE_SIZE = 10_000
@@ -51,7 +52,7 @@ def _same_url(a: str, b: str) -> bool:
 
 
 def _unauthorized(detail: str) -> ServiceError:
-    return ServiceError("UNAUTHORIZED", detail, oauth_error="invalid_token")
+    return ServiceError(ErrorCode.UNAUTHORIZED, detail, oauth_error="invalid_token")
 
 
 class TokenService:
@@ -93,18 +94,22 @@ class TokenService:
         client = self._clients.authenticate(str(params["client_id"]), str(params["client_secret"]))
         if client is None:
             raise ServiceError(
-                "UNAUTHORIZED", "unknown client or wrong secret", oauth_error="invalid_client"
+                ErrorCode.UNAUTHORIZED,
+                "unknown client or wrong secret",
+                oauth_error="invalid_client",
             )
         own_scope = ROLE_SCOPES[client.role]
         wanted = scope or own_scope
         if wanted != own_scope:
             raise ServiceError(
-                "FORBIDDEN", "this client may not request that scope", oauth_error="invalid_scope"
+                ErrorCode.FORBIDDEN,
+                "this client may not request that scope",
+                oauth_error="invalid_scope",
             )
         audience = str(params["audience"])
         if not _same_url(audience, self._aud.for_scope(wanted)):
             raise ServiceError(
-                "FORBIDDEN",
+                ErrorCode.FORBIDDEN,
                 "the audience must be the base URL of the API this scope is for",
                 oauth_error="invalid_scope",
             )
@@ -150,7 +155,9 @@ class TokenService:
         expected_aud = self._aud.for_scope(scope)
         if token_scope != scope:
             if _same_url(str(claims["aud"]), self._aud.for_scope(token_scope)):
-                raise ServiceError("FORBIDDEN", "this token's scope does not allow this operation")
+                raise ServiceError(
+                    ErrorCode.FORBIDDEN, "this token's scope does not allow this operation"
+                )
             raise _unauthorized("the token's audience is not this API")
         if not _same_url(str(claims["aud"]), expected_aud):
             raise _unauthorized("the token's audience is not this API")
@@ -189,8 +196,8 @@ class TokenService:
 
 def _oauth_invalid(oauth_error: str, field: str, message: str) -> ServiceError:
     return ServiceError(
-        "VALIDATION_FAILED",
+        ErrorCode.VALIDATION_FAILED,
         f"{field}: {message}",
-        field_errors=[FieldProblem(field, message)],
+        field_errors=[FieldError(field, message)],
         oauth_error=oauth_error,
     )

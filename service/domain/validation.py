@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from service.domain.errors import FieldProblem, ServiceError
+from service.domain.errors import ServiceError
 from service.protocol import schemas
+from service.protocol.errors import ErrorCode, FieldError
 
 MAX_FIELD_ERRORS = 50
 """At most this many `field_errors` in one response: a body with thousands of bad fields gets
@@ -11,12 +12,12 @@ the first fifty and a count of the rest, not an answer larger than itself."""
 
 
 def schema_failure(exc: schemas.SchemaValidationError) -> ServiceError:
-    problems = [FieldProblem(e.path, e.message) for e in exc.field_errors[:MAX_FIELD_ERRORS]]
-    first = problems[0] if problems else FieldProblem("", "invalid request")
+    problems = exc.field_errors[:MAX_FIELD_ERRORS]
+    first = problems[0] if problems else FieldError("", "invalid request")
     detail = f"{first.path or 'body'}: {first.message}"
     rest = len(exc.field_errors) - len(problems)
     if rest > 0:
         detail += (
             f" ({len(exc.field_errors)} problems in all; the first {len(problems)} are listed)"
         )
-    return ServiceError("VALIDATION_FAILED", detail, field_errors=problems)
+    return ServiceError(ErrorCode.VALIDATION_FAILED, detail, field_errors=problems)

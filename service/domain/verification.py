@@ -18,6 +18,7 @@ from service.protocol import schemas
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 from service.protocol.crypto import AuthenticationFailed, decrypt
 from service.protocol.encoding import b64url_decode
+from service.protocol.errors import ErrorCode
 from service.protocol.pii_text import parse_pii_text
 from service.storage.port import Record, Store, StoreUnavailable
 
@@ -26,7 +27,7 @@ log = logging.getLogger("service.verification")
 
 def _decryption_failed() -> ServiceError:
     return ServiceError(
-        "DECRYPTION_FAILED",
+        ErrorCode.DECRYPTION_FAILED,
         "the barcode's ciphertext does not authenticate for its record: it was altered or was "
         "not issued by the record's issuer",
     )
@@ -53,7 +54,8 @@ class Verification:
         record = self._store.get_record(payload.service_reference)
         if record is None:
             raise ServiceError(
-                "SERVICE_REFERENCE_NOT_FOUND", "no payslip is registered under this reference"
+                ErrorCode.SERVICE_REFERENCE_NOT_FOUND,
+                "no payslip is registered under this reference",
             )
         plaintext = self._decrypt(record, payload.ciphertext)
         return {
@@ -79,7 +81,8 @@ class Verification:
             key = self._keys.get(record.key_version)
             if key is None or key.state == "retired":
                 raise ServiceError(
-                    "KEY_VERSION_UNAVAILABLE", "the key this payslip was encrypted with is retired"
+                    ErrorCode.KEY_VERSION_UNAVAILABLE,
+                    "the key this payslip was encrypted with is retired",
                 )
             try:
                 return decrypt(ciphertext, iv, tag, self._keys.cipher(key))
@@ -97,7 +100,7 @@ class Verification:
             record.issuer_id, record.registered_at
         ):
             raise ServiceError(
-                "KEY_VERSION_UNAVAILABLE",
+                ErrorCode.KEY_VERSION_UNAVAILABLE,
                 "no live key of the issuer decrypts this payslip; its key may have been retired",
             )
         raise _decryption_failed()

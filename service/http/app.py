@@ -20,10 +20,11 @@ from service.http.preflight import build_preflight
 from service.http.ratelimit import RateLimiter
 from service.http.routes import add_routes
 from service.http.shared_limits import LocalBatchSlots, RedisBatchSlots, SharedState
+from service.protocol.errors import ErrorCode
 from service.storage.port import Store
 
 
-def _json_error(code: str, detail: str) -> Callable[[bottle.HTTPError], str]:
+def _json_error(code: ErrorCode, detail: str) -> Callable[[bottle.HTTPError], str]:
     def handler(_: bottle.HTTPError) -> str:
         error = ServiceError(code, detail)
         for key, value in error_headers(error).items():
@@ -57,10 +58,10 @@ def build_bottle(
     pages = add_phone_routes(app, domain, config)
     app.error_handler.update(
         {
-            404: browser_aware_not_found(pages, _json_error("NOT_FOUND", "no such path")),
-            405: _json_error("METHOD_NOT_ALLOWED", "this path does not accept that method"),
+            404: browser_aware_not_found(pages, _json_error(ErrorCode.NOT_FOUND, "no such path")),
+            405: _json_error(ErrorCode.METHOD_NOT_ALLOWED, "this path does not accept that method"),
             500: _json_error(
-                "INTERNAL_ERROR", "an unexpected error occurred; quote the request id"
+                ErrorCode.INTERNAL_ERROR, "an unexpected error occurred; quote the request id"
             ),
         }
     )

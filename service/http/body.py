@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from service.domain.errors import ServiceError, validation_failed
+from service.protocol.errors import ErrorCode
 
 _CHUNK = 64 * 1024
 
@@ -26,7 +27,7 @@ def check_content_type(environ: dict[str, Any]) -> None:
     media, _, params = raw.partition(";")
     if media.strip().lower() != "application/json":
         raise ServiceError(
-            "UNSUPPORTED_MEDIA_TYPE", "send the body as Content-Type: application/json"
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the body as Content-Type: application/json"
         )
     for param in params.split(";"):
         key, _, value = param.partition("=")
@@ -34,12 +35,14 @@ def check_content_type(environ: dict[str, Any]) -> None:
             "utf-8",
             "utf8",
         ):
-            raise ServiceError("UNSUPPORTED_MEDIA_TYPE", "only the utf-8 charset is supported")
+            raise ServiceError(
+                ErrorCode.UNSUPPORTED_MEDIA_TYPE, "only the utf-8 charset is supported"
+            )
 
 
 def too_large(limit: int) -> ServiceError:
     return ServiceError(
-        "PAYLOAD_TOO_LARGE", f"the body exceeds this route's limit of {limit} bytes"
+        ErrorCode.PAYLOAD_TOO_LARGE, f"the body exceeds this route's limit of {limit} bytes"
     )
 
 

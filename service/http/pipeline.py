@@ -20,10 +20,11 @@ from service.domain.context import Domain
 from service.domain.errors import ServiceError
 from service.domain.tokens import Principal
 from service.http.body import check_content_type, parse_json, read_body
-from service.http.errors import STATUS, error_body, error_headers, internal_error
+from service.http.errors import error_body, error_headers, internal_error
 from service.http.metrics import ERROR_CODE_KEY
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import BatchSlots, Lease
+from service.protocol.errors import ErrorCode
 from service.storage.port import StoreUnavailable
 
 log = logging.getLogger("service.http")
@@ -106,7 +107,7 @@ class ApiPlugin:
                     lease = self._batches.try_acquire()
                     if lease is None:
                         raise ServiceError(
-                            "SERVICE_UNAVAILABLE",
+                            ErrorCode.SERVICE_UNAVAILABLE,
                             "this instance is processing its maximum number of batches",
                             retry_after=1,
                         )
@@ -118,7 +119,7 @@ class ApiPlugin:
                 return _respond(reply.status, reply.body, dict(reply.headers))
             except ServiceError as error:
                 environ[ERROR_CODE_KEY] = error.code
-                return _respond(_status(error), error_body(error), error_headers(error))
+                return _respond(error.code.status, error_body(error), error_headers(error))
             except StoreUnavailable:
                 log.warning(
                     "store unavailable in %s request_id=%s",
@@ -126,7 +127,9 @@ class ApiPlugin:
                     environ.get("payslip.request_id"),
                 )
                 failure = ServiceError(
-                    "SERVICE_UNAVAILABLE", "the store is not answering; retry later", retry_after=5
+                    ErrorCode.SERVICE_UNAVAILABLE,
+                    "the store is not answering; retry later",
+                    retry_after=5,
                 )
                 return _respond(503, error_body(failure), error_headers(failure))
             except Exception as exc:
@@ -151,10 +154,6 @@ class ApiPlugin:
             return None
         check_content_type(environ)
         return parse_json(read_body(environ, limit))
-
-
-def _status(error: ServiceError) -> int:
-    return STATUS.get(error.code, 500)
 
 
 def _respond(status: int, body: dict[str, Any], headers: dict[str, str]) -> bytes:

@@ -17,6 +17,7 @@ from limits.errors import StorageError
 from service.domain.errors import ServiceError
 from service.http import metrics
 from service.http.shared_limits import SharedState
+from service.protocol.errors import ErrorCode
 
 
 class RateLimiter:
@@ -50,7 +51,9 @@ class RateLimiter:
                     stats = self._limiter.get_window_stats(item, self._namespace, identity)
                     wait = max(1, math.ceil(stats.reset_time - time.time()))
                     return ServiceError(
-                        "RATE_LIMITED", f"too many requests; retry after {wait} s", retry_after=wait
+                        ErrorCode.RATE_LIMITED,
+                        f"too many requests; retry after {wait} s",
+                        retry_after=wait,
                     )
         except StorageError:
             return None  # the pipeline's own check reports the outage
@@ -63,7 +66,7 @@ class RateLimiter:
                 wait = max(1, math.ceil(stats.reset_time - time.time()))
                 metrics.RATE_LIMITED.labels(self._namespace).inc()
                 raise ServiceError(
-                    "RATE_LIMITED",
+                    ErrorCode.RATE_LIMITED,
                     f"too many requests; retry after {wait} s",
                     retry_after=wait,
                 )

@@ -17,6 +17,7 @@ from service.http.metrics import BATCH_RECORDS, OUTCOME_KEY
 from service.http.openapi import build_openapi
 from service.http.pipeline import Call, Reply
 from service.http.shared_limits import SharedState
+from service.protocol.errors import ErrorCode
 
 ISSUER = "service:issuer"
 VERIFIER = "service:verifier"
@@ -41,7 +42,7 @@ def _token_params(limit: int) -> dict[str, Any]:
     media = environ.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
     if media not in ("application/json", "application/x-www-form-urlencoded"):
         raise ServiceError(
-            "UNSUPPORTED_MEDIA_TYPE",
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
             "send application/json or application/x-www-form-urlencoded",
             oauth_error="invalid_request",
         )
@@ -50,14 +51,18 @@ def _token_params(limit: int) -> dict[str, Any]:
         body = parse_json(raw)
         if not isinstance(body, dict):
             raise ServiceError(
-                "VALIDATION_FAILED", "the body must be a JSON object", oauth_error="invalid_request"
+                ErrorCode.VALIDATION_FAILED,
+                "the body must be a JSON object",
+                oauth_error="invalid_request",
             )
         return body
     try:
         return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
     except UnicodeDecodeError:
         raise ServiceError(
-            "VALIDATION_FAILED", "the body is not valid UTF-8", oauth_error="invalid_request"
+            ErrorCode.VALIDATION_FAILED,
+            "the body is not valid UTF-8",
+            oauth_error="invalid_request",
         ) from None
 
 
@@ -171,7 +176,7 @@ def add_routes(
     def readyz(call: Call) -> Reply:
         if not domain.store.ping():
             raise ServiceError(
-                "SERVICE_UNAVAILABLE",
+                ErrorCode.SERVICE_UNAVAILABLE,
                 "the store cannot read or write (database down, or the disk is full)",
                 retry_after=5,
             )
@@ -180,7 +185,9 @@ def add_routes(
         if shared.ping():
             return Reply(200, {"status": "ready", "redis": "ok"})
         if shared.fail_closed:
-            raise ServiceError("SERVICE_UNAVAILABLE", "Redis does not answer", retry_after=5)
+            raise ServiceError(
+                ErrorCode.SERVICE_UNAVAILABLE, "Redis does not answer", retry_after=5
+            )
         # Failing open, the service works without Redis: taking every host out of the load
         # balancer over it would turn a lost limit into an outage.
         return Reply(200, {"status": "ready", "redis": "unreachable; limits fail open"})

@@ -34,6 +34,7 @@ import redis
 from limits import storage
 
 from service.domain.errors import ServiceError
+from service.protocol.errors import ErrorCode
 
 log = logging.getLogger("service.limits")
 
@@ -127,7 +128,7 @@ class SharedState:
             log.warning("Redis unreachable for %s (%s): %s", what, type(exc).__name__, mode)
         if self.fail_closed:
             raise ServiceError(
-                "SERVICE_UNAVAILABLE",
+                ErrorCode.SERVICE_UNAVAILABLE,
                 "the limits store is not answering; retry later",
                 retry_after=max(1, round(self._retry_after)),
             )
@@ -138,7 +139,7 @@ class SharedState:
         """Called instead of Redis while it is marked down."""
         if self.fail_closed:
             raise ServiceError(
-                "SERVICE_UNAVAILABLE",
+                ErrorCode.SERVICE_UNAVAILABLE,
                 "the limits store is not answering; retry later",
                 retry_after=max(1, round(self._retry_after)),
             )

@@ -7,9 +7,11 @@ raise SchemaValidationError with dot-and-index field paths and messages that nev
 
 from __future__ import annotations
 
+from service.protocol.errors import FieldError
+
 from .au_v1 import AuPayslipV1
 from .au_v2 import AuPayslipV2
-from .errors import FieldError, SchemaValidationError
+from .errors import SchemaValidationError
 from .nz_v1 import NzPayslipV1
 from .nz_v2 import NzPayslipV2
 from .openapi import openapi_components

@@ -1,4 +1,5 @@
-"""Field errors in the wire form of PROTOCOL §6, built so that no submitted value leaks out.
+"""Field errors (`service.protocol.errors.FieldError`) from pydantic's, built so that no submitted
+value leaks out.
 
 Request bodies carry pay amounts and may carry personal data by mistake, and error bodies end up in
 logs and on screens. So a message never quotes the input: it names what was expected. Pydantic's own
@@ -11,17 +12,13 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_core import core_schema as cs
 
-
-class FieldError(NamedTuple):
-    path: str
-    message: str
-
+from service.protocol.errors import FieldError
 
 DETAIL_PROBLEMS = 10
 """A batch record's one-line `detail` names at most this many problems, then counts the rest."""

@@ -1,0 +1,147 @@
+"""The error vocabulary of the wire (spec "Errors", PROTOCOL §6), written once for both sides.
+
+Every error code the service can answer with is a member of `ErrorCode`, and the member carries
+everything either side needs to know about it: the HTTP status it travels with, the short title
+that fills the error object's `error` field, whether `Retry-After` comes with it, and what it
+means to a verifier at a desk (`verdict`). The service maps a raised code to a response with it,
+the OpenAPI document lists it, and the app decides VERIFIED / NOT VERIFIED / CANNOT VERIFY
+from it; nobody keeps a second table.
+
+`FieldError` is the one `field_errors` item (schema validation, the domain's errors, the app's
+client), and `ErrorBody` is the error object itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["ErrorBody", "ErrorCode", "FieldError", "Verdict"]
+
+Verdict = Literal["verified", "not_verified", "cannot_verify"]
+"""What a check means to the person at the desk: accept (`verified`), do not accept
+(`not_verified`: something is wrong with the document), or try again (`cannot_verify`: the check
+itself failed and nothing is known about the document)."""
+
+
+class ErrorCode(StrEnum):
+    """A wire error code. `ErrorCode.CONFLICT == "CONFLICT"`: members are the strings on the wire.
+
+    Each member also carries `status` (HTTP), `summary` (the title that fills the error object's
+    `error` text, except on the token endpoint, which carries OAuth's error value there; not
+    called `title`, which is a `str` method), `verdict` (meaning for a
+    verifier: only codes that say something about the *document* are `not_verified`) and
+    `retry_after` (the response carries a `Retry-After` header).
+    """
+
+    status: int
+    summary: str
+    verdict: Verdict
+    retry_after: bool
+
+    def __new__(
+        cls, value: str, status: int, summary: str, verdict: Verdict, retry_after: bool = False
+    ) -> ErrorCode:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.status = status
+        member.summary = summary
+        member.verdict = verdict
+        member.retry_after = retry_after
+        return member
+
+    # The document was checked and is not good.
+    VALIDATION_FAILED = (
+        "VALIDATION_FAILED",
+        400,
+        "The request failed validation",
+        "not_verified",
+    )
+    DECRYPTION_FAILED = (
+        "DECRYPTION_FAILED",
+        400,
+        "The barcode could not be authenticated",
+        "not_verified",
+    )
+    SERVICE_REFERENCE_NOT_FOUND = (
+        "SERVICE_REFERENCE_NOT_FOUND",
+        404,
+        "No record for this reference",
+        "not_verified",
+    )
+    KEY_VERSION_UNAVAILABLE = (
+        "KEY_VERSION_UNAVAILABLE",
+        410,
+        "No live decryption key for this record",
+        "not_verified",
+    )
+    # The check itself failed: nothing is known about the document.
+    UNAUTHORIZED = ("UNAUTHORIZED", 401, "Missing or invalid credentials", "cannot_verify")
+    FORBIDDEN = ("FORBIDDEN", 403, "Not permitted", "cannot_verify")
+    CONFLICT = (
+        "CONFLICT",
+        409,
+        "Reference already registered with different data",
+        "cannot_verify",
+    )
+    IV_REUSED = ("IV_REUSED", 409, "The IV was already used by this issuer", "cannot_verify")
+    PAYLOAD_TOO_LARGE = (
+        "PAYLOAD_TOO_LARGE",
+        413,
+        "The request body is too large",
+        "cannot_verify",
+    )
+    UNSUPPORTED_MEDIA_TYPE = (
+        "UNSUPPORTED_MEDIA_TYPE",
+        415,
+        "Unsupported content type",
+        "cannot_verify",
+    )
+    RATE_LIMITED = ("RATE_LIMITED", 429, "Too many requests", "cannot_verify", True)
+    INTERNAL_ERROR = ("INTERNAL_ERROR", 500, "Internal error", "cannot_verify")
+    SERVICE_UNAVAILABLE = (
+        "SERVICE_UNAVAILABLE",
+        503,
+        "Service unavailable",
+        "cannot_verify",
+        True,
+    )
+    # Unknown path or method: the caller's base URL or client is wrong (same error body).
+    NOT_FOUND = ("NOT_FOUND", 404, "Not found", "cannot_verify")
+    METHOD_NOT_ALLOWED = ("METHOD_NOT_ALLOWED", 405, "Method not allowed", "cannot_verify")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One `field_errors` item: where (`path`, dot-and-index, `""` for the whole body) and what
+    was expected (`message`, never quoting the input).
+
+    A plain frozen dataclass: hashable (lists of them are de-duplicated), positional
+    (`FieldError(path, message)`), and serialised by pydantic as the wire's `{path, message}`.
+    """
+
+    path: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The error object of every non-2xx response (spec "Error object").
+
+    Field order is the order on the wire. `detail` and `reason` are human text that may change;
+    clients branch on `code` only.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    error: str
+    code: ErrorCode
+    detail: str | None = None
+    reason: str | None = None
+    field_errors: list[FieldError] | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object as sent: absent fields are left out, never sent as null."""
+        return self.model_dump(mode="json", exclude_none=True)
