@@ -42,8 +42,13 @@ SEGMENT_ALPHANUMERIC = consts.MODE_ALPHANUMERIC
 _LEVELS = {"L": consts.ERROR_LEVEL_L, "M": consts.ERROR_LEVEL_M}
 _ALNUM_CODES = np.full(256, -1, dtype=np.int32)
 _ALNUM_CODES[np.frombuffer(consts.ALPHANUMERIC_CHARS, dtype=np.uint8)] = np.arange(45)
-_GF_EXP = np.array(consts.GALIOS_EXP, dtype=np.uint8)  # 510 entries: no modulo needed
+# Galois field tables for products by logarithms: log(0) is a sentinel far past the 510 entries
+# of exp (no modulo needed below that), and every sum with the sentinel in it lands on a zero.
+_LOG_ZERO = 1024
+_GF_EXP = np.zeros(2 * _LOG_ZERO + 1, dtype=np.uint8)  # up to log(0) + log(0)
+_GF_EXP[: len(consts.GALIOS_EXP)] = consts.GALIOS_EXP
 _GF_LOG = np.array(consts.GALIOS_LOG, dtype=np.int32)
+_GF_LOG[0] = _LOG_ZERO
 _N3 = (1, 0, 1, 1, 1, 0, 1)
 
 
@@ -141,8 +146,8 @@ def _data_codewords(
 
 
 @lru_cache(maxsize=64)
-def _rs_map(data_len: int, ecc_len: int) -> tuple[np.ndarray, np.ndarray]:
-    """log(x^(data_len-1-i+ecc_len) mod g) for every data position i, and where it is zero."""
+def _rs_map(data_len: int, ecc_len: int) -> np.ndarray:
+    """log(x^(data_len-1-i+ecc_len) mod g) for every data position i (row i)."""
     gen = consts.GEN_POLY[ecc_len]  # logs of g's coefficients after the leading 1
     exp = consts.GALIOS_EXP
     gcoef = [exp[g] for g in gen]
@@ -156,15 +161,14 @@ def _rs_map(data_len: int, ecc_len: int) -> tuple[np.ndarray, np.ndarray]:
             ltop = consts.GALIOS_LOG[top]
             current = [c ^ exp[ltop + g] for c, g in zip(current, gen, strict=True)]
     table = np.array(rows[::-1], dtype=np.int32)  # row i: the power for data position i
-    zero = table == 0
-    return _GF_LOG[table], zero
+    logs: np.ndarray = _GF_LOG[table]
+    return logs
 
 
 def _ecc(blocks: np.ndarray, ecc_len: int) -> np.ndarray:
     """Error codewords of equally long data blocks (rows), all at once."""
-    log_map, map_zero = _rs_map(blocks.shape[1], ecc_len)
+    log_map = _rs_map(blocks.shape[1], ecc_len)
     products = _GF_EXP[_GF_LOG[blocks][:, :, None] + log_map[None, :, :]]
-    products[(blocks == 0)[:, :, None] | map_zero[None, :, :]] = 0
     ecc: np.ndarray = np.bitwise_xor.reduce(products, axis=1)
     return ecc
 
