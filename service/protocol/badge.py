@@ -142,8 +142,9 @@ def _caption_size(width: int) -> int:
 
 @lru_cache(maxsize=2048)
 def _glyph(size: int, char: str) -> tuple[np.ndarray, int, int, float]:
-    """(dark pixels, left and top offsets from the pen on the baseline, advance) of one glyph,
-    drawn by Pillow once and reused: a whole caption drawn by FreeType costs ~1-2 ms a badge."""
+    """(its pixels, True = white; left and top offsets from the pen on the baseline; advance) of
+    one glyph, drawn by Pillow once and reused: a whole caption drawn by FreeType costs ~1-2 ms
+    a badge."""
     font = _font(size)
     left, top, right, bottom = (int(v) for v in font.getbbox(char, anchor="ls"))
     advance = font.getlength(char)
@@ -151,7 +152,7 @@ def _glyph(size: int, char: str) -> tuple[np.ndarray, int, int, float]:
         return np.zeros((0, 0), dtype=bool), 0, 0, advance
     image = Image.new("1", (right - left, bottom - top), 1)
     ImageDraw.Draw(image).text((-left, -top), char, font=font, fill=0, anchor="ls")
-    return ~np.asarray(image, dtype=bool), left, top, advance
+    return np.asarray(image, dtype=bool).copy(), left, top, advance
 
 
 def _draw(
@@ -161,16 +162,19 @@ def _draw(
     the pen position after them. Each glyph sits at a whole pixel, floor(pen + 0.5) plus its
     offset (not round(): banker's rounding would not survive a shift by whole pixels)."""
     height, width = band.shape
-    for dark, left, top, advance in glyphs:
+    for light, left, top, advance in glyphs:
         x, y = math.floor(pen + 0.5) + left, baseline + top
         pen += advance
-        if dark.size == 0:
+        if light.size == 0:
             continue
-        h, w = dark.shape
-        y0, x0 = max(y, 0), max(x, 0)
+        h, w = light.shape
+        if x >= 0 and y >= 0 and x + w <= width and y + h <= height:
+            band[y : y + h, x : x + w] &= light
+            continue
+        y0, x0 = max(y, 0), max(x, 0)  # clipped at the band's edges
         y1, x1 = min(y + h, height), min(x + w, width)
         if y1 > y0 and x1 > x0:
-            band[y0:y1, x0:x1] &= ~dark[y0 - y : y1 - y, x0 - x : x1 - x]
+            band[y0:y1, x0:x1] &= light[y0 - y : y1 - y, x0 - x : x1 - x]
     return pen
 
 
@@ -230,18 +234,22 @@ def _png_chunk(kind: bytes, data: bytes) -> bytes:
 
 def encode_png_1bit(packed: np.ndarray, width: int) -> bytes:
     """A 1-bit greyscale PNG from packed rows (`np.packbits` of True = white, `width` pixels a
-    row): IHDR, one IDAT, IEND and nothing else (no time or text chunks), filter 0 on every row,
-    zlib level 1 (four times faster than level 6 here, and these images compress well at any
-    level): deterministic bytes."""
-    height = packed.shape[0]
-    raw = np.zeros((height, packed.shape[1] + 1), dtype=np.uint8)
+    row)."""
+    raw = np.zeros((packed.shape[0], packed.shape[1] + 1), dtype=np.uint8)
     raw[:, 1:] = packed
-    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    return _png(raw, width)
+
+
+def _png(raw: np.ndarray, width: int) -> bytes:
+    """The PNG of `raw`: packed 1-bit rows each led by its filter byte (0). IHDR, one IDAT, IEND
+    and nothing else (no time or text chunks), zlib level 1 (four times faster than level 6
+    here, and these images compress well at any level): deterministic bytes."""
+    header = struct.pack(">IIBBBBB", width, raw.shape[0], 1, 0, 0, 0, 0)
     return b"".join(
         (
             b"\x89PNG\r\n\x1a\n",
             _png_chunk(b"IHDR", header),
-            _png_chunk(b"IDAT", zlib.compress(raw.tobytes(), 1)),
+            _png_chunk(b"IDAT", zlib.compress(raw, 1)),
             _png_chunk(b"IEND", b""),
         )
     )
@@ -251,8 +259,8 @@ def render_badge_png(scan_url: str, width: int = REFERENCE_WIDTH) -> bytes:
     """The badge as a 1-bit PNG `width` px wide: the QR square (integer pixels per module,
     centred, quiet zone of at least 4 modules) over a one-line caption band.
 
-    Drawn straight from the module matrix with numpy, one packed pixel row per module row
-    repeated `scale` times (no per-pixel Python), and written as a PNG with zlib."""
+    Drawn straight from the module matrix with numpy into the PNG's raw rows: one packed pixel
+    row per module row, repeated `scale` times (no per-pixel Python); then zlib."""
     if width not in WIDTHS:
         raise BadgeError(f"badge width must be one of {', '.join(map(str, WIDTHS))} px")
     symbol = badge_symbol(scan_url)
@@ -261,17 +269,13 @@ def render_badge_png(scan_url: str, width: int = REFERENCE_WIDTH) -> bytes:
     offset = (width - scale * modules) // 2
     rows = np.ones((modules, width), dtype=bool)
     rows[:, offset : offset + scale * modules] = np.repeat(~symbol.modules, scale, axis=1)
-    blank = np.packbits(np.ones((1, width), dtype=bool), axis=1)
     band = _caption_band(_caption(_reference_of(scan_url)), width)
-    packed = np.concatenate(
-        (
-            np.repeat(blank, offset, axis=0),
-            np.repeat(np.packbits(rows, axis=1), scale, axis=0),
-            np.repeat(blank, width - offset - scale * modules, axis=0),
-            np.packbits(band, axis=1),
-        )
-    )
-    return encode_png_1bit(packed, width)
+    raw = np.empty((width + band.shape[0], (width + 7) // 8 + 1), dtype=np.uint8)
+    raw[:, 0] = 0  # filter: none
+    raw[:width, 1:] = np.packbits(np.ones(width, dtype=bool))  # quiet zone rows: white
+    raw[offset : offset + scale * modules, 1:] = np.repeat(np.packbits(rows, axis=1), scale, axis=0)
+    raw[width:, 1:] = np.packbits(band, axis=1)
+    return _png(raw, width)
 
 
 def render_badge_svg(scan_url: str) -> str:
