@@ -249,7 +249,7 @@ def _png(raw: np.ndarray, width: int) -> bytes:
         (
             b"\x89PNG\r\n\x1a\n",
             _png_chunk(b"IHDR", header),
-            _png_chunk(b"IDAT", zlib.compress(memoryview(raw), 1)),
+            _png_chunk(b"IDAT", zlib.compress(raw.data, 1)),
             _png_chunk(b"IEND", b""),
         )
     )
