@@ -1,67 +1,91 @@
-"""The OpenAPI 3.1 document, generated from the same pydantic models that validate requests."""
+"""The OpenAPI 3.1 document, generated from the same pydantic models that validate requests.
+
+Error responses come from the protocol's vocabulary: each operation names the `ErrorCode`s it
+can answer with, the statuses are theirs, and every error response's schema is the protocol's
+`ErrorBody` narrowed to those codes (spec "Errors": allowed `code` values per error response).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from service.config import ServiceConfig
 from service.protocol import schemas
+from service.protocol.errors import ErrorBody, ErrorCode
+from service.protocol.schemas.openapi import REF_TEMPLATE, WireJsonSchema
 
-_ERROR_CODES: dict[int, str] = {
-    400: "VALIDATION_FAILED (or DECRYPTION_FAILED on verifyPayload)",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "SERVICE_REFERENCE_NOT_FOUND or NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    409: "CONFLICT or IV_REUSED",
-    410: "KEY_VERSION_UNAVAILABLE",
-    413: "PAYLOAD_TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-    429: "RATE_LIMITED (Retry-After)",
-    500: "INTERNAL_ERROR",
-    503: "SERVICE_UNAVAILABLE (Retry-After)",
-}
+E = ErrorCode
+COMMON: tuple[ErrorCode, ...] = (
+    E.UNAUTHORIZED,
+    E.FORBIDDEN,
+    E.PAYLOAD_TOO_LARGE,
+    E.UNSUPPORTED_MEDIA_TYPE,
+    E.RATE_LIMITED,
+    E.INTERNAL_ERROR,
+    E.SERVICE_UNAVAILABLE,
+)
+"""What any route behind a token may answer besides its own codes."""
+
+ANY_ROUTE: tuple[ErrorCode, ...] = (E.RATE_LIMITED, E.INTERNAL_ERROR)
+"""What even an open route answers: the IP limit, or a failure."""
+
+UNROUTED: dict[str, ErrorCode] = {"NotFound": E.NOT_FOUND, "MethodNotAllowed": E.METHOD_NOT_ALLOWED}
+"""`components.responses` for requests that reach no operation (a path not in this document, or
+a method the path does not accept): the same error object. A path parameter holding `/` matches
+no route either, so parameterised operations list NOT_FOUND beside their own 404."""
+
+
+def error_components() -> dict[str, Any]:
+    """`components.schemas` for the error object: `Error` (the protocol's `ErrorBody`),
+    `ErrorCode` (every code, with its status and title) and `FieldError`."""
+    schema = ErrorBody.model_json_schema(ref_template=REF_TEMPLATE, schema_generator=WireJsonSchema)
+    found: dict[str, Any] = schema.pop("$defs", {})
+    schema.pop("title", None)
+    schema["description"] = (
+        "The error object of every non-2xx response. Clients branch on `code`; `error` and "
+        "`detail` are human text that may change (on /oauth/token `error` is OAuth's error value)."
+    )
+    found["ErrorCode"]["description"] = "; ".join(
+        f"{code} ({code.status}): {code.summary}" for code in ErrorCode
+    )
+    found["FieldError"].pop("title", None)
+    found["FieldError"]["description"] = (
+        "`path` is dot-and-index (`payslip_non_pii.earnings.0.amount_cents`), empty for the body."
+    )
+    return {"Error": schema, **found}
+
+
+def error_responses(codes: Iterable[ErrorCode]) -> dict[str, Any]:
+    """One response per status, naming the codes it carries and allowing only those."""
+    by_status: dict[int, list[ErrorCode]] = {}
+    for code in codes:
+        if code not in by_status.setdefault(code.status, []):
+            by_status[code.status].append(code)
+    return {str(status): _error_response(found) for status, found in sorted(by_status.items())}
+
+
+def _codes(operation: dict[str, Any], status: int) -> list[ErrorCode]:
+    """The codes an operation's error response for `status` lists (none when it has none)."""
+    response = operation["responses"].get(str(status))
+    if response is None:
+        return []
+    schema = response["content"]["application/json"]["schema"]
+    return [ErrorCode[code] for code in schema["properties"]["code"]["enum"]]
+
+
+def _error_response(codes: list[ErrorCode]) -> dict[str, Any]:
+    text = " or ".join(codes)
+    if any(code.retry_after for code in codes):
+        text += " (Retry-After)"
+    schema = {
+        "allOf": [_ref("Error")],
+        "properties": {"code": {"enum": [str(code) for code in codes]}},
+    }
+    return {"description": text, "content": {"application/json": {"schema": schema}}}
+
 
 _RESPONSE_SCHEMAS: dict[str, Any] = {
-    "Error": {
-        "type": "object",
-        "required": ["error", "code"],
-        "properties": {
-            "error": {"type": "string"},
-            "code": {
-                "type": "string",
-                "enum": sorted(
-                    {
-                        "VALIDATION_FAILED",
-                        "DECRYPTION_FAILED",
-                        "UNAUTHORIZED",
-                        "FORBIDDEN",
-                        "SERVICE_REFERENCE_NOT_FOUND",
-                        "CONFLICT",
-                        "IV_REUSED",
-                        "PAYLOAD_TOO_LARGE",
-                        "UNSUPPORTED_MEDIA_TYPE",
-                        "KEY_VERSION_UNAVAILABLE",
-                        "RATE_LIMITED",
-                        "INTERNAL_ERROR",
-                        "SERVICE_UNAVAILABLE",
-                        "NOT_FOUND",
-                        "METHOD_NOT_ALLOWED",
-                    }
-                ),
-            },
-            "reason": {"type": "string"},
-            "detail": {"type": "string"},
-            "field_errors": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["path", "message"],
-                    "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
-                },
-            },
-        },
-    },
     "TokenRequest": {
         "type": "object",
         "description": "PROTOCOL §7: JSON or form-encoded; unknown parameters are ignored.",
@@ -187,7 +211,7 @@ def _operation(
     summary: str,
     ok: dict[int, str],
     request: str | None,
-    errors: tuple[int, ...],
+    errors: tuple[ErrorCode, ...],
     security: str | None,
     form: bool = False,
 ) -> dict[str, Any]:
@@ -198,11 +222,7 @@ def _operation(
         }
         for status, schema in ok.items()
     }
-    for status in errors:
-        responses[str(status)] = {
-            "description": _ERROR_CODES[status],
-            "content": {"application/json": {"schema": _ref("Error")}},
-        }
+    responses.update(error_responses(errors))
     operation: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses}
     if request:
         media = (
@@ -219,11 +239,9 @@ def _operation(
     return operation
 
 
-_COMMON = (401, 403, 413, 415, 429, 500, 503)
-
-
 def build_openapi(config: ServiceConfig) -> dict[str, Any]:
     components = dict(schemas.openapi_components())
+    components.update(error_components())
     components.update(_RESPONSE_SCHEMAS)
     req = _request_names(components)
     paths: dict[str, Any] = {
@@ -233,7 +251,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Exchange client credentials for an access token",
                 {200: "TokenResponse"},
                 "TokenRequest",
-                (400, 401, 403, 413, 415, 429, 500),
+                (E.VALIDATION_FAILED, *COMMON[:-1]),
                 None,
                 form=True,
             )
@@ -244,7 +262,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Public keys that sign access tokens",
                 {200: "AnyObject"},
                 None,
-                (429, 500),
+                ANY_ROUTE,
                 None,
             )
         },
@@ -254,7 +272,13 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Authenticate, decrypt and verify a barcode text",
                 {200: "VerificationResult"},
                 req["verify"],
-                (400, 404, 410, *_COMMON),
+                (
+                    E.VALIDATION_FAILED,
+                    E.DECRYPTION_FAILED,
+                    E.SERVICE_REFERENCE_NOT_FOUND,
+                    E.KEY_VERSION_UNAVAILABLE,
+                    *COMMON,
+                ),
                 "service:verifier",
             )
         },
@@ -264,7 +288,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Register one record; the caller builds the barcode",
                 {200: "ReferenceResponse", 201: "ReferenceResponse"},
                 req["non_pii"],
-                (400, 409, *_COMMON),
+                (E.VALIDATION_FAILED, E.CONFLICT, E.IV_REUSED, *COMMON),
                 "service:issuer",
             )
         },
@@ -274,7 +298,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Register up to 1,000 records",
                 {200: "BatchResponse"},
                 req["batch"],
-                (400, *_COMMON),
+                (E.VALIDATION_FAILED, *COMMON),
                 "service:issuer",
             )
         },
@@ -284,7 +308,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Register one record and receive a PNG badge",
                 {201: "BarcodeResponse"},
                 req["build"],
-                (400, 409, *_COMMON),
+                (E.VALIDATION_FAILED, E.IV_REUSED, *COMMON),
                 "service:issuer",
             )
         },
@@ -294,7 +318,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Revoke one of the issuer's records",
                 {200: "Revocation"},
                 None,
-                (400, 404, *_COMMON),
+                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
                 "service:issuer",
             )
         },
@@ -304,7 +328,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "A one-time link that gives a phone its own verifier credential",
                 {201: "AnyObject"},
                 None,
-                (400, 404, *_COMMON),
+                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
                 "service:admin",
             )
         },
@@ -314,7 +338,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Use a pairing code once: a new verifier client for this phone",
                 {200: "AnyObject"},
                 "PairingRedeemRequest",
-                (400, 401, 413, 415, 429, 500, 503),
+                (E.VALIDATION_FAILED, *(c for c in COMMON if c is not E.FORBIDDEN)),
                 None,
             )
         },
@@ -324,7 +348,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Create an issuer with credentials and a first key",
                 {201: "AnyObject"},
                 None,
-                (400, *_COMMON),
+                (E.VALIDATION_FAILED, *COMMON),
                 "service:admin",
             )
         },
@@ -334,7 +358,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Create a verifier with credentials",
                 {201: "AnyObject"},
                 None,
-                (400, *_COMMON),
+                (E.VALIDATION_FAILED, *COMMON),
                 "service:admin",
             )
         },
@@ -344,7 +368,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Rotate an issuer's key",
                 {201: "AnyObject"},
                 None,
-                (404, *_COMMON),
+                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
                 "service:admin",
             )
         },
@@ -354,7 +378,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Retire a key version",
                 {200: "AnyObject"},
                 None,
-                (400, 404, *_COMMON),
+                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
                 "service:admin",
             )
         },
@@ -364,7 +388,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Disable a client",
                 {200: "AnyObject"},
                 None,
-                (404, *_COMMON),
+                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
                 "service:admin",
             )
         },
@@ -374,12 +398,12 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Issuers, verifiers, clients, keys and record counts",
                 {200: "AnyObject"},
                 None,
-                _COMMON,
+                COMMON,
                 "service:admin",
             )
         },
         "/healthz": {
-            "get": _operation("healthz", "Liveness", {200: "AnyObject"}, None, (429, 500), None)
+            "get": _operation("healthz", "Liveness", {200: "AnyObject"}, None, ANY_ROUTE, None)
         },
         "/readyz": {
             "get": _operation(
@@ -387,14 +411,12 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                 "Readiness: the store answers",
                 {200: "AnyObject"},
                 None,
-                (429, 500, 503),
+                (*ANY_ROUTE, E.SERVICE_UNAVAILABLE),
                 None,
             )
         },
         "/openapi.json": {
-            "get": _operation(
-                "openapi", "This document", {200: "AnyObject"}, None, (429, 500), None
-            )
+            "get": _operation("openapi", "This document", {200: "AnyObject"}, None, ANY_ROUTE, None)
         },
     }
     for path, item in paths.items():
@@ -405,6 +427,9 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                     {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
                     for name in params
                 ]
+                operation["responses"].update(
+                    error_responses([*_codes(operation, E.NOT_FOUND.status), E.NOT_FOUND])
+                )
     return {
         "openapi": "3.1.0",
         "info": {"title": "Payslip Verify", "version": "1"},
@@ -412,6 +437,7 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": components,
+            "responses": {name: _error_response([code]) for name, code in UNROUTED.items()},
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
             },

@@ -53,6 +53,12 @@ class ErrorCode(StrEnum):
         member.retry_after = retry_after
         return member
 
+    @classmethod
+    def known(cls, code: object) -> ErrorCode | None:
+        """The member for a wire string, or None for a code this side does not know (a newer
+        peer's). Member names are their values, so the lookup is by name."""
+        return cls.__members__.get(code) if isinstance(code, str) else None
+
     # The document was checked and is not good.
     VALIDATION_FAILED = (
         "VALIDATION_FAILED",
