@@ -137,8 +137,11 @@ def _serve(args: argparse.Namespace) -> int:
     gc.freeze()  # the store's in-memory indexes are long-lived: keep full GC passes short
     print(f"listening on {running.url}", flush=True)
     # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
-    # its journal compacted instead of being left for the next start to replay.
+    # its journal compacted instead of being left for the next start to replay. SIGINT is set
+    # too: a process started in the background inherits SIGINT ignored, and Python then never
+    # raises KeyboardInterrupt for it.
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         running.server.run()
     except KeyboardInterrupt:
