@@ -13,11 +13,13 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QMainWindow,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -88,7 +90,9 @@ class MainWindow(QMainWindow):
                 ("Service", self.service_panel),
             ):
                 self.nav.addItem(title)
-                self.stack.addWidget(screen)
+                # The Issue form needs ~960 px; in a scroll area it scrolls sideways on a small
+                # screen instead of making the whole window wider than a 1024 px display.
+                self.stack.addWidget(_scrollable(screen) if screen is self.issue_screen else screen)
             self.nav.setFixedWidth(160)
             self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
             self.nav.setCurrentRow(0)
@@ -149,6 +153,12 @@ class MainWindow(QMainWindow):
         side.addWidget(self.welcome_button)
         return side
 
+    def current_screen(self) -> QWidget:
+        """The screen on show (the Issue screen sits inside a scroll area)."""
+        shown = self.stack.currentWidget()
+        inner = shown.widget() if isinstance(shown, QScrollArea) else None
+        return inner if inner is not None else shown
+
     def show_screen(self, title: str) -> None:
         for row in range(self.nav.count()):
             if self.nav.item(row).text() == title:
@@ -166,3 +176,11 @@ class MainWindow(QMainWindow):
             self.service_panel.timer.stop()
         self.tasks.close(5000)
         super().closeEvent(event)
+
+
+def _scrollable(screen: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(screen)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area

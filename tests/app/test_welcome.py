@@ -113,7 +113,7 @@ def test_getting_started_reopens_the_welcome_from_the_running_app(
         )
         qtbot.waitExposed(dialog)
         dialog.buttons["issue"].click()
-        assert window.stack.currentWidget() is window.issue_screen
+        assert window.current_screen() is window.issue_screen
         shoot(window, screenshot_dir, "main-window-issue")
     finally:
         window.close()
@@ -140,7 +140,7 @@ def test_settings_open_the_welcome_again_but_not_at_the_kiosk(
             if isinstance(w, WelcomeDialog) and w.isVisible()
         )
         welcome.buttons["service"].click()
-        assert window.stack.currentWidget() is window.admin_screen
+        assert window.current_screen() is window.admin_screen
         dialog.deleteLater()
     finally:
         window.close()
