@@ -10,11 +10,19 @@ the server said about the failure (code, status, human text, field paths, reques
 Retry-After) and never the request: no body, no barcode text, no ciphertext, no token, no secret.
 They are also never chained to an httpx exception, because an httpx exception holds the request
 object and with it the `Authorization` header.
+
+The wire codes, their statuses and the `field_errors` item type are the protocol's
+(`service.protocol.errors`); this module adds one exception class per code and the client's own
+codes for failures that never reached the service (SERVICE_UNREACHABLE, INVALID_RESPONSE,
+HTTP_ERROR, API_ERROR).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from service.protocol.errors import ErrorCode, FieldError
 
 __all__ = [
     "ApiError",
@@ -44,16 +52,15 @@ __all__ = [
 _MAX_TEXT = 300
 
 
-class FieldError(dict[str, str]):
-    """One `field_errors` item: `{"path": ..., "message": ...}` (a dict so it serialises as-is)."""
-
-    @property
-    def path(self) -> str:
-        return self.get("path", "")
-
-    @property
-    def message(self) -> str:
-        return self.get("message", "")
+def _field_errors(items: Iterable[FieldError | Mapping[str, Any]] | None) -> list[FieldError]:
+    """The protocol's FieldError for each item; `{"path", "message"}` mappings are converted."""
+    found: list[FieldError] = []
+    for item in items or ():
+        if isinstance(item, FieldError):
+            found.append(item)
+        else:
+            found.append(FieldError(str(item.get("path", "")), str(item.get("message", ""))))
+    return found
 
 
 def _clip(text: str | None) -> str | None:
@@ -77,16 +84,16 @@ class ApiError(Exception):
         code: str | None = None,
         status: int | None = None,
         message: str | None = None,
-        field_errors: list[FieldError] | None = None,
+        field_errors: Iterable[FieldError | Mapping[str, Any]] | None = None,
         request_id: str | None = None,
         retry_after: int | None = None,
         *,
         reason: str | None = None,
     ) -> None:
-        self.code: str = code or self.default_code
+        self.code: str = str(code or self.default_code)
         self.status = status
         self.message: str = _clip(message) or self.code
-        self.field_errors: list[FieldError] = list(field_errors or [])
+        self.field_errors: list[FieldError] = _field_errors(field_errors)
         self.request_id = request_id
         self.retry_after = retry_after
         self.reason = _clip(reason)
@@ -141,31 +148,31 @@ def _rebuild(
 class ValidationFailed(ApiError):
     """The request failed strict validation; `field_errors[].path` names the fields at fault."""
 
-    default_code = "VALIDATION_FAILED"
+    default_code: str = ErrorCode.VALIDATION_FAILED
 
 
 class DecryptionFailed(ApiError):
     """The barcode ciphertext could not be authenticated (tampered, truncated or foreign)."""
 
-    default_code = "DECRYPTION_FAILED"
+    default_code: str = ErrorCode.DECRYPTION_FAILED
 
 
 class Unauthorized(ApiError):
     """Credentials rejected: bad client id/secret, disabled client, or a token refused twice."""
 
-    default_code = "UNAUTHORIZED"
+    default_code: str = ErrorCode.UNAUTHORIZED
 
 
 class Forbidden(ApiError):
     """Authenticated, but this client may not use the operation (wrong role, scope or audience)."""
 
-    default_code = "FORBIDDEN"
+    default_code: str = ErrorCode.FORBIDDEN
 
 
 class NotFound(ApiError):
     """No record for the service reference (SERVICE_REFERENCE_NOT_FOUND)."""
 
-    default_code = "SERVICE_REFERENCE_NOT_FOUND"
+    default_code: str = ErrorCode.SERVICE_REFERENCE_NOT_FOUND
 
 
 class EndpointNotFound(ApiError):
@@ -175,13 +182,13 @@ class EndpointNotFound(ApiError):
     payslip".
     """
 
-    default_code = "NOT_FOUND"
+    default_code: str = ErrorCode.NOT_FOUND
 
 
 class Conflict(ApiError):
     """The reference is already registered with different data; the first record is kept."""
 
-    default_code = "CONFLICT"
+    default_code: str = ErrorCode.CONFLICT
 
 
 class IvReused(ApiError):
@@ -190,43 +197,43 @@ class IvReused(ApiError):
     Deliberately not a `Conflict` subclass: the remedy differs (re-encrypt vs. new reference).
     """
 
-    default_code = "IV_REUSED"
+    default_code: str = ErrorCode.IV_REUSED
 
 
 class PayloadTooLarge(ApiError):
     """The JSON body exceeds the route's size limit."""
 
-    default_code = "PAYLOAD_TOO_LARGE"
+    default_code: str = ErrorCode.PAYLOAD_TOO_LARGE
 
 
 class UnsupportedMediaType(ApiError):
     """The server refused the Content-Type (a client bug; this client always sends JSON)."""
 
-    default_code = "UNSUPPORTED_MEDIA_TYPE"
+    default_code: str = ErrorCode.UNSUPPORTED_MEDIA_TYPE
 
 
 class KeyVersionUnavailable(ApiError):
     """No live decryption key for the record (the key version was retired or is unknown)."""
 
-    default_code = "KEY_VERSION_UNAVAILABLE"
+    default_code: str = ErrorCode.KEY_VERSION_UNAVAILABLE
 
 
 class RateLimited(ApiError):
     """Rate limit hit; nothing was processed. `retry_after` says how long to wait."""
 
-    default_code = "RATE_LIMITED"
+    default_code: str = ErrorCode.RATE_LIMITED
 
 
 class InternalError(ApiError):
     """The server failed unexpectedly (HTTP 500 or another unexplained 5xx)."""
 
-    default_code = "INTERNAL_ERROR"
+    default_code: str = ErrorCode.INTERNAL_ERROR
 
 
 class ServiceUnavailable(ApiError):
     """A dependency or the batch capacity is unavailable (503/502/504); try again later."""
 
-    default_code = "SERVICE_UNAVAILABLE"
+    default_code: str = ErrorCode.SERVICE_UNAVAILABLE
 
 
 class ServiceUnreachable(ApiError):
@@ -245,41 +252,49 @@ class InvalidResponse(ApiError):
 
 
 _BY_CODE: dict[str, type[ApiError]] = {
-    "VALIDATION_FAILED": ValidationFailed,
-    "DECRYPTION_FAILED": DecryptionFailed,
-    "UNAUTHORIZED": Unauthorized,
-    "FORBIDDEN": Forbidden,
-    "SERVICE_REFERENCE_NOT_FOUND": NotFound,
-    "NOT_FOUND": EndpointNotFound,
-    "METHOD_NOT_ALLOWED": EndpointNotFound,
-    "CONFLICT": Conflict,
-    "IV_REUSED": IvReused,
-    "PAYLOAD_TOO_LARGE": PayloadTooLarge,
-    "UNSUPPORTED_MEDIA_TYPE": UnsupportedMediaType,
-    "KEY_VERSION_UNAVAILABLE": KeyVersionUnavailable,
-    "RATE_LIMITED": RateLimited,
-    "INTERNAL_ERROR": InternalError,
-    "SERVICE_UNAVAILABLE": ServiceUnavailable,
+    ErrorCode.VALIDATION_FAILED: ValidationFailed,
+    ErrorCode.DECRYPTION_FAILED: DecryptionFailed,
+    ErrorCode.UNAUTHORIZED: Unauthorized,
+    ErrorCode.FORBIDDEN: Forbidden,
+    ErrorCode.SERVICE_REFERENCE_NOT_FOUND: NotFound,
+    ErrorCode.NOT_FOUND: EndpointNotFound,
+    ErrorCode.METHOD_NOT_ALLOWED: EndpointNotFound,
+    ErrorCode.CONFLICT: Conflict,
+    ErrorCode.IV_REUSED: IvReused,
+    ErrorCode.PAYLOAD_TOO_LARGE: PayloadTooLarge,
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaType,
+    ErrorCode.KEY_VERSION_UNAVAILABLE: KeyVersionUnavailable,
+    ErrorCode.RATE_LIMITED: RateLimited,
+    ErrorCode.INTERNAL_ERROR: InternalError,
+    ErrorCode.SERVICE_UNAVAILABLE: ServiceUnavailable,
     "SERVICE_UNREACHABLE": ServiceUnreachable,
     "INVALID_RESPONSE": InvalidResponse,
 }
+"""One class per wire code (every `ErrorCode`), and the client's own codes."""
+
+_GENERIC: tuple[ErrorCode, ...] = (
+    ErrorCode.VALIDATION_FAILED,
+    ErrorCode.UNAUTHORIZED,
+    ErrorCode.FORBIDDEN,
+    ErrorCode.NOT_FOUND,
+    ErrorCode.METHOD_NOT_ALLOWED,
+    ErrorCode.CONFLICT,
+    ErrorCode.KEY_VERSION_UNAVAILABLE,
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    ErrorCode.RATE_LIMITED,
+    ErrorCode.SERVICE_UNAVAILABLE,
+)
+"""For a status that came without a code, the least specific code the protocol sends with it:
+a bare 404 is an unknown path (NOT_FOUND), never "no such payslip"."""
 
 _BY_STATUS: dict[int, str] = {
-    400: "VALIDATION_FAILED",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    408: "SERVICE_UNAVAILABLE",
-    409: "CONFLICT",
-    410: "KEY_VERSION_UNAVAILABLE",
-    413: "PAYLOAD_TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-    422: "VALIDATION_FAILED",
-    429: "RATE_LIMITED",
-    502: "SERVICE_UNAVAILABLE",
-    503: "SERVICE_UNAVAILABLE",
-    504: "SERVICE_UNAVAILABLE",
+    **{code.status: code for code in _GENERIC},
+    # Not statuses the service sends, but proxies and gateways do.
+    408: ErrorCode.SERVICE_UNAVAILABLE,
+    422: ErrorCode.VALIDATION_FAILED,
+    502: ErrorCode.SERVICE_UNAVAILABLE,
+    504: ErrorCode.SERVICE_UNAVAILABLE,
 }
 
 
@@ -297,5 +312,5 @@ def fallback_code_for_status(status: int) -> str:
     if status in _BY_STATUS:
         return _BY_STATUS[status]
     if status >= 500:
-        return "INTERNAL_ERROR"
+        return ErrorCode.INTERNAL_ERROR
     return "HTTP_ERROR"

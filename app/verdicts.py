@@ -14,14 +14,30 @@ it is refused locally and never sent, so a typing mistake is never presented as 
 
 The GUI, the kiosk and ``python -m app verify`` (exit status 0/1/2 and its JSON) all read this
 table; the README shows it. Qt-free on purpose.
+
+The verdict of every wire error code is the protocol's (``ErrorCode.verdict`` in
+:mod:`service.protocol.errors`); this module adds only the words a desk worker reads, and the
+app's own outcomes (VERIFIED, REVOKED, CONFLICTING_CODES and the API client's local codes).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-Verdict = Literal["verified", "not_verified", "cannot_verify"]
+from service.protocol.errors import ErrorCode, Verdict
+
+__all__ = [
+    "EXIT_STATUS",
+    "HEADLINES",
+    "INPUT_PROBLEMS",
+    "MEANINGS",
+    "NOT_A_PAYSLIP_CODE",
+    "UNKNOWN",
+    "Meaning",
+    "Verdict",
+    "meaning_of",
+    "plain_words",
+]
 
 HEADLINES: dict[Verdict, str] = {
     "verified": "VERIFIED",
@@ -55,7 +71,61 @@ class Meaning:
         return HEADLINES[self.verdict]
 
 
-MEANINGS: dict[str, Meaning] = {
+_WORDS: dict[ErrorCode, tuple[str, str]] = {
+    # -- not verified: the protocol says these codes are about the document
+    ErrorCode.DECRYPTION_FAILED: (
+        "This code has been altered, or was not issued by a registered payroll provider.",
+        _REJECT,
+    ),
+    ErrorCode.SERVICE_REFERENCE_NOT_FOUND: (
+        "No payslip is registered under this code. It may be forged, or from another "
+        "verification service.",
+        _REJECT,
+    ),
+    ErrorCode.KEY_VERSION_UNAVAILABLE: (
+        "The payroll provider has withdrawn the key of this payslip, so it can no longer be "
+        "checked. Ask the employee for a newer payslip.",
+        _REJECT,
+    ),
+    ErrorCode.VALIDATION_FAILED: (
+        "The service found this payslip code damaged or malformed.",
+        _REJECT,
+    ),
+    # -- cannot verify: the check itself failed
+    ErrorCode.SERVICE_UNAVAILABLE: (
+        "The verification service is temporarily unavailable.",
+        _RETRY,
+    ),
+    ErrorCode.RATE_LIMITED: ("The verification service is busy.", _RETRY),
+    ErrorCode.INTERNAL_ERROR: ("The verification service had an internal problem.", _SUPPORT),
+    ErrorCode.UNAUTHORIZED: ("The service refused this desk's credentials.", _OPERATOR),
+    ErrorCode.FORBIDDEN: ("This desk is not allowed to verify payslips.", _OPERATOR),
+    ErrorCode.NOT_FOUND: (
+        "The service address in the settings does not point at a verification service.",
+        _OPERATOR,
+    ),
+    ErrorCode.METHOD_NOT_ALLOWED: (
+        "The service address in the settings does not point at a verification service.",
+        _OPERATOR,
+    ),
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: (
+        "This app and the service disagree on the protocol.",
+        "Ask an operator to update the app.",
+    ),
+    ErrorCode.PAYLOAD_TOO_LARGE: ("The service refused this code as too large.", _SUPPORT),
+    ErrorCode.CONFLICT: (
+        "The service reported a conflict with an existing record.",
+        _SUPPORT,
+    ),
+    ErrorCode.IV_REUSED: (
+        "The service reported a conflict with an existing record.",
+        _SUPPORT,
+    ),
+}
+"""What each wire error code means at the desk, in plain words. The verdict is not here: it is
+the protocol's, so the service's table and this one cannot disagree."""
+
+_APP_OUTCOMES: dict[str, Meaning] = {
     # -- the document is genuine and current
     "VERIFIED": Meaning(
         "verified", "This payslip matches the record its payroll provider registered.", _ACCEPT
@@ -66,87 +136,36 @@ MEANINGS: dict[str, Meaning] = {
         "The payroll provider has revoked this payslip. Ask the employee for the current one.",
         _REJECT,
     ),
-    "DECRYPTION_FAILED": Meaning(
-        "not_verified",
-        "This code has been altered, or was not issued by a registered payroll provider.",
-        _REJECT,
-    ),
-    "SERVICE_REFERENCE_NOT_FOUND": Meaning(
-        "not_verified",
-        "No payslip is registered under this code. It may be forged, or from another "
-        "verification service.",
-        _REJECT,
-    ),
-    "KEY_VERSION_UNAVAILABLE": Meaning(
-        "not_verified",
-        "The payroll provider has withdrawn the key of this payslip, so it can no longer be "
-        "checked. Ask the employee for a newer payslip.",
-        _REJECT,
-    ),
-    "VALIDATION_FAILED": Meaning(
-        "not_verified", "The service found this payslip code damaged or malformed.", _REJECT
-    ),
     "CONFLICTING_CODES": Meaning(
         "not_verified",
         "The PDF's hidden payslip data and its printed code name different payslips: the "
         "document has been changed.",
         _REJECT,
     ),
-    # -- the check itself failed: nothing is known about the document
+    # -- the API client's own codes: no usable answer, nothing is known about the document
     "SERVICE_UNREACHABLE": Meaning(
         "cannot_verify",
         "The verification service did not answer in time.",
         "Try again. If it keeps happening, check the network.",
     ),
-    "SERVICE_UNAVAILABLE": Meaning(
-        "cannot_verify", "The verification service is temporarily unavailable.", _RETRY
-    ),
-    "RATE_LIMITED": Meaning("cannot_verify", "The verification service is busy.", _RETRY),
-    "INTERNAL_ERROR": Meaning(
-        "cannot_verify", "The verification service had an internal problem.", _SUPPORT
-    ),
     "INVALID_RESPONSE": Meaning(
         "cannot_verify", "The service sent an answer this app does not understand.", _SUPPORT
     ),
-    "UNAUTHORIZED": Meaning(
-        "cannot_verify", "The service refused this desk's credentials.", _OPERATOR
-    ),
-    "FORBIDDEN": Meaning(
-        "cannot_verify", "This desk is not allowed to verify payslips.", _OPERATOR
-    ),
-    "NOT_FOUND": Meaning(
-        "cannot_verify",
-        "The service address in the settings does not point at a verification service.",
-        _OPERATOR,
-    ),
-    "METHOD_NOT_ALLOWED": Meaning(
-        "cannot_verify",
-        "The service address in the settings does not point at a verification service.",
-        _OPERATOR,
-    ),
     "HTTP_ERROR": Meaning(
         "cannot_verify", "The service refused the request in an unexpected way.", _OPERATOR
-    ),
-    "UNSUPPORTED_MEDIA_TYPE": Meaning(
-        "cannot_verify",
-        "This app and the service disagree on the protocol.",
-        "Ask an operator to update the app.",
-    ),
-    "PAYLOAD_TOO_LARGE": Meaning(
-        "cannot_verify", "The service refused this code as too large.", _SUPPORT
-    ),
-    "CONFLICT": Meaning(
-        "cannot_verify", "The service reported a conflict with an existing record.", _SUPPORT
-    ),
-    "IV_REUSED": Meaning(
-        "cannot_verify", "The service reported a conflict with an existing record.", _SUPPORT
     ),
     "API_ERROR": Meaning(
         "cannot_verify", "Something went wrong while checking this payslip.", _SUPPORT
     ),
 }
+
+MEANINGS: dict[str, Meaning] = {
+    **_APP_OUTCOMES,
+    **{code: Meaning(code.verdict, *_WORDS[code]) for code in ErrorCode},
+}
 """Every outcome code (the service's error codes of PROTOCOL §6, the API client's own codes, and
-the app's VERIFIED / REVOKED / CONFLICTING_CODES) and what it means at the desk."""
+the app's VERIFIED / REVOKED / CONFLICTING_CODES) and what it means at the desk. Building it
+fails at import if a wire code has no words."""
 
 UNKNOWN = MEANINGS["API_ERROR"]
 """A code this app does not know yet (a newer service): nothing is known about the payslip."""

@@ -17,6 +17,7 @@ from app.presentation import (
     timestamp,
 )
 from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE, meaning_of
+from service.protocol.errors import ErrorCode
 
 
 @pytest.mark.parametrize(
@@ -80,24 +81,8 @@ def test_summary_and_lines_of_a_v1_payslip() -> None:
     assert rows == [("Earnings", "Ordinary", "76 × $48.00 AUD", "$3,648.00 AUD")]
 
 
-PROTOCOL_CODES = [
-    "VALIDATION_FAILED",
-    "DECRYPTION_FAILED",
-    "UNAUTHORIZED",
-    "FORBIDDEN",
-    "SERVICE_REFERENCE_NOT_FOUND",
-    "CONFLICT",
-    "IV_REUSED",
-    "KEY_VERSION_UNAVAILABLE",
-    "PAYLOAD_TOO_LARGE",
-    "UNSUPPORTED_MEDIA_TYPE",
-    "RATE_LIMITED",
-    "INTERNAL_ERROR",
-    "SERVICE_UNAVAILABLE",
-    "NOT_FOUND",
-    "METHOD_NOT_ALLOWED",
-]
-"""PROTOCOL §6's error table, every row."""
+PROTOCOL_CODES = [str(code) for code in ErrorCode]
+"""PROTOCOL §6's error table, every row (tests/service/test_error_codes.py holds it to §6)."""
 CLIENT_CODES = [
     "SERVICE_UNREACHABLE",
     "INVALID_RESPONSE",
@@ -113,6 +98,14 @@ def test_every_error_code_has_a_verdict_and_plain_words(code: str) -> None:
     assert code not in meaning.words and "_" not in meaning.words
     assert meaning.instruction and meaning.instruction.endswith(".")
     assert error_message(code) == meaning.words
+
+
+@pytest.mark.parametrize("code", list(ErrorCode), ids=str)
+def test_every_wire_code_has_the_protocols_verdict(code: ErrorCode) -> None:
+    """The app's table covers every wire code, and the verdict is the protocol's own."""
+    assert code in MEANINGS
+    assert MEANINGS[code].verdict == code.verdict
+    assert meaning_of(str(code)) is MEANINGS[code]
 
 
 def test_the_three_verdicts_mean_one_thing_each() -> None:
