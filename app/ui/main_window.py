@@ -153,7 +153,7 @@ class MainWindow(QMainWindow):
         side.addWidget(self.welcome_button)
         return side
 
-    def current_screen(self) -> QWidget:
+    def current_screen(self) -> QWidget | None:
         """The screen on show (the Issue screen sits inside a scroll area)."""
         shown = self.stack.currentWidget()
         inner = shown.widget() if isinstance(shown, QScrollArea) else None
