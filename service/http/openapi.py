@@ -154,7 +154,7 @@ _RESPONSE_SCHEMAS: dict[str, Any] = {
                         "status": {"enum": ["created", "duplicate", "error"]},
                         "service_reference": {"type": "string"},
                         "external_id": {"type": "string"},
-                        "code": {"enum": ["VALIDATION_FAILED", "CONFLICT", "IV_REUSED"]},
+                        "code": {"enum": [E.VALIDATION_FAILED, E.CONFLICT, E.IV_REUSED]},
                         "detail": {"type": "string"},
                     },
                 },
