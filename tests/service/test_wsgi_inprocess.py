@@ -27,6 +27,7 @@ from service.protocol.encoding import b64url_decode, b64url_encode
 from service.storage.port import Store, StoreUnavailable
 from tests.factories import build_body, sealed_record
 from tests.service.conftest import make_instance
+from tests.service.http_helpers import ADMIN, ISSUER, VERIFIER, api_routes
 
 BASE = "http://payslip.test"
 
@@ -251,6 +252,13 @@ def test_every_route_and_error_path_is_valid_wsgi(inproc: InProcess) -> None:
     for args, kwargs, status in calls:
         reply = inproc.call(*args, **kwargs)
         assert reply.status == status, (args[:2], reply.body)
+    # Every API route of the app, read from the app itself (the list above holds the success
+    # paths): each route's handler runs once under the validator with its scope's token.
+    scoped = {ISSUER: issuer_token, VERIFIER: verifier_token, ADMIN: admin_token}
+    for route in api_routes():
+        token = scoped.get(route.scope) if route.scope else None
+        reply = inproc.call(route.method, route.path, token=token)
+        assert reply.status < 500, (str(route), reply.body)
 
 
 def test_request_ids_in_process(inproc: InProcess) -> None:
