@@ -30,7 +30,10 @@ COMMON: tuple[ErrorCode, ...] = (
 ANY_ROUTE: tuple[ErrorCode, ...] = (E.RATE_LIMITED, E.INTERNAL_ERROR)
 """What even an open route answers: the IP limit, or a failure."""
 
-UNROUTED: dict[str, ErrorCode] = {"NotFound": E.NOT_FOUND, "MethodNotAllowed": E.METHOD_NOT_ALLOWED}
+UNROUTED: dict[str, tuple[ErrorCode, str]] = {
+    "NotFound": (E.NOT_FOUND, "A path not in this document"),
+    "MethodNotAllowed": (E.METHOD_NOT_ALLOWED, "A method the path does not accept"),
+}
 """`components.responses` for requests that reach no operation (a path not in this document, or
 a method the path does not accept): the same error object. A path parameter holding `/` matches
 no route either, so parameterised operations list NOT_FOUND beside their own 404."""
@@ -74,8 +77,10 @@ def _codes(operation: dict[str, Any], status: int) -> list[ErrorCode]:
     return [ErrorCode[code] for code in schema["properties"]["code"]["enum"]]
 
 
-def _error_response(codes: list[ErrorCode]) -> dict[str, Any]:
+def _error_response(codes: list[ErrorCode], when: str = "") -> dict[str, Any]:
     text = " or ".join(codes)
+    if when:
+        text = f"{when}: {text}"
     if any(code.retry_after for code in codes):
         text += " (Retry-After)"
     schema = {
@@ -437,7 +442,9 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": components,
-            "responses": {name: _error_response([code]) for name, code in UNROUTED.items()},
+            "responses": {
+                name: _error_response([code], when) for name, (code, when) in UNROUTED.items()
+            },
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
             },

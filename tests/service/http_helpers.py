@@ -122,7 +122,7 @@ def documented_codes(document: dict[str, Any], route: ServedRoute, status: int) 
     if operation is not None and str(status) in operation["responses"]:
         response = operation["responses"][str(status)]
     else:
-        unrouted = {code.status: name for name, code in UNROUTED.items()}
+        unrouted = {code.status: name for name, (code, _) in UNROUTED.items()}
         if status not in unrouted:
             return []
         response = document["components"]["responses"][unrouted[status]]
