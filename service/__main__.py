@@ -43,6 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     pair = actions.add_parser("pair-verifier", help="a one-time link that signs a phone in")
     pair.add_argument("--client-id", required=True)
     pair.add_argument("--public-url", help="the address phones reach this service at")
+    signing = actions.add_parser(
+        "rotate-signing-key", help="a new token signing key; the old one verifies for 15 min"
+    )
+    signing.add_argument(
+        "--drop-previous",
+        action="store_true",
+        help="refuse tokens signed with the old key at once (it may have leaked)",
+    )
     actions.add_parser("list")
 
     migrate = sub.add_parser("migrate", help="apply pending PostgreSQL schema migrations")
@@ -86,6 +94,8 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
         admin = domain.admin
         if args.action == "pair-verifier":
             return pair_verifier(domain.pairings, args.client_id, args.public_url)
+        if args.action == "rotate-signing-key":
+            return domain.signing.rotate(drop_previous=args.drop_previous)
         if args.action == "create-issuer":
             return admin.create_issuer(args.name)
         if args.action == "create-verifier":

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.domain.clients import ROLE_SCOPES, ClientRegistry
 from service.domain.clock import Clock
 from service.domain.errors import ServiceError
+from service.domain.signing_keys import SigningKeys
 from service.protocol.encoding import b64url_encode
 from service.protocol.errors import ErrorCode, FieldError
 
@@ -58,23 +58,20 @@ def _unauthorized(detail: str) -> ServiceError:
 class TokenService:
     def __init__(
         self,
-        signing_key: Ed25519PrivateKey,
-        kid: str,
+        signing: SigningKeys,
         audiences: Audiences,
         environment: str,
         clients: ClientRegistry,
         clock: Clock,
         ttl: int = TOKEN_TTL_SECONDS,
     ) -> None:
-        self._key = signing_key
-        self._public = signing_key.public_key()
-        self._kid = kid
+        self._signing = signing
         self._aud = audiences
         self._env = environment
         self._clients = clients
         self._clock = clock
         self._ttl = ttl
-        self._verified: dict[str, dict[str, Any]] = {}
+        self._verified: dict[str, tuple[str, dict[str, Any]]] = {}
 
     def grant(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The client-credentials grant. Unknown parameters are ignored (RFC 6749 §3.2)."""
@@ -124,7 +121,8 @@ class TokenService:
             "jti": b64url_encode(secrets.token_bytes(12)),
             "env": self._env,
         }
-        token = jwt.encode(claims, self._key, algorithm="EdDSA", headers={"kid": self._kid})
+        kid, key = self._signing.current()
+        token = jwt.encode(claims, key, algorithm="EdDSA", headers={"kid": kid})
         return {
             "access_token": token,
             "token_type": "Bearer",
@@ -140,12 +138,15 @@ class TokenService:
         # RFC 7235 §2.1: the scheme is case-insensitive ("bearer", "BEARER" are the same).
         if scheme.lower() != "bearer" or not token:
             raise _unauthorized("a bearer token is required")
-        claims = self._verified.get(token)
-        if claims is None:
-            claims = self._decode(token)
+        cached = self._verified.get(token)
+        if cached is None:
+            cached = self._decode(token)
             if len(self._verified) >= VERIFIED_CACHE_SIZE:
                 self._verified.clear()
-            self._verified[token] = claims
+            self._verified[token] = cached
+        kid, claims = cached
+        if self._signing.public_key(kid) is None:  # its key was dropped since, or expired
+            raise _unauthorized("the token was signed by a key that is no longer trusted")
         now = self._clock.now().timestamp()
         if not isinstance(claims["exp"], int | float) or claims["exp"] <= now:
             raise _unauthorized("the token has expired")
@@ -166,12 +167,20 @@ class TokenService:
             raise _unauthorized("the client is unknown or disabled")
         return Principal(client.client_id, client.role, client.owner_id, token_scope)
 
-    def _decode(self, token: str) -> dict[str, Any]:
-        """Check the signature, issuer and key id once; the claims are then cached by token."""
+    def _decode(self, token: str) -> tuple[str, dict[str, Any]]:
+        """Check the signature (with the key its `kid` names), issuer and required claims once;
+        the claims are then cached by token."""
+        try:
+            kid = jwt.get_unverified_header(token).get("kid")
+        except jwt.PyJWTError:
+            raise _unauthorized("the token is not valid") from None
+        public = self._signing.public_key(kid) if isinstance(kid, str) else None
+        if public is None:
+            raise _unauthorized("the token was signed by an unknown key")
         try:
             decoded = jwt.api_jwt.decode_complete(
                 token,
-                self._public,
+                public,
                 algorithms=["EdDSA"],
                 issuer=self._aud.auth_url,
                 options={
@@ -183,15 +192,18 @@ class TokenService:
             )
         except jwt.PyJWTError:
             raise _unauthorized("the token is not valid") from None
-        if decoded["header"].get("kid") != self._kid:
-            raise _unauthorized("the token was signed by an unknown key")
         claims: dict[str, Any] = decoded["payload"]
-        return claims
+        return str(kid), claims
 
     def jwks(self) -> dict[str, Any]:
-        jwk = jwt.algorithms.OKPAlgorithm.to_jwk(self._public, as_dict=True)
-        jwk.update({"kid": self._kid, "use": "sig", "alg": "EdDSA"})
-        return {"keys": [jwk]}
+        """Every key that verifies tokens now: the current one, and the previous one for a
+        token lifetime after a rotation."""
+        keys = []
+        for kid, public in self._signing.published():
+            jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
+            jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA"})
+            keys.append(jwk)
+        return {"keys": keys}
 
 
 def _oauth_invalid(oauth_error: str, field: str, message: str) -> ServiceError:
