@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -141,6 +141,14 @@ class TokenAuth(httpx.Auth):
         response = yield request
         if response.status_code == 401:
             self.drop(token)
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        # httpx's default would send the request without a token. Fetching one blocks (locks,
+        # a synchronous token request), so an AsyncClient gets a clear refusal instead.
+        raise RuntimeError("TokenAuth is synchronous; use it with httpx.Client")
+        yield request  # pragma: no cover - makes this an async generator
 
     def _authorize(self, request: httpx.Request, deadline: float) -> str:
         token = self.token(deadline)
