@@ -291,13 +291,12 @@ def test_a_verification_survives_one_transient_failure(
 def test_a_slow_answer_times_out_and_is_asked_again(
     live: Live, make_client: Maker, registered: Sealed
 ) -> None:
-    client = make_client(timeout=0.5)
-    client.verify_payload(registered.payload)  # token cached
-    live.proxy.inject(VERIFY, Fault("slow", delay=8.0))
+    client = make_client(timeout=2.0)
+    live.proxy.inject(VERIFY, Fault("slow", delay=12.0))
     started = time.monotonic()
     assert client.verify_payload(registered.payload)["verified"] is True
-    assert time.monotonic() - started < 6.0  # did not wait for the slow answer
-    assert live.proxy.counts[VERIFY] == 3
+    assert time.monotonic() - started < 10.0  # did not wait for the slow answer
+    assert live.proxy.counts[VERIFY] >= 2
 
 
 def test_request_ids_are_fresh_per_call(
@@ -462,7 +461,6 @@ def test_the_deadline_cuts_an_attempt_shorter_than_its_timeout(
     live: Live, make_client: Maker, registered: Sealed
 ) -> None:
     client = make_client(timeout=10.0, deadline=1.5, sleep=time.sleep, clock=time.monotonic)
-    client.verify_payload(registered.payload)  # token cached
     live.proxy.inject(VERIFY, Fault("slow", delay=30.0), times=5)
     started = time.monotonic()
     with pytest.raises(ServiceUnreachable):
