@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import platformdirs
 
@@ -72,7 +73,12 @@ class ServiceConfig:
 
     @property
     def scan_base(self) -> str:
-        """The public verifier origin that scan URLs point at (PROTOCOL §3)."""
+        """The public verifier origin that scan URLs point at (PROTOCOL §3): scheme, host and
+        port only. A verifier URL with a path (`https://h/verifier`) would otherwise give badges
+        whose `/v/` is not at the root, which no reader, this service's included, accepts."""
+        parts = urlsplit(self.verifier_url)
+        if parts.scheme and parts.netloc:
+            return f"{parts.scheme}://{parts.netloc}"
         return self.verifier_url.rstrip("/")
 
 
