@@ -40,11 +40,6 @@ def test_a_verifier_url_with_a_path_still_gives_readable_badges(tmp_path: Path) 
             timeout=30,
         )
         assert reply.status_code == 201, reply.text
-        import io
-
-        import zxingcpp
-        from PIL import Image
-
         png = base64.b64decode(reply.json()["barcode"]["data"])
         text = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))[0].text
         assert text.startswith("http://localhost:9/v/")
