@@ -16,7 +16,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import NameObject, RectangleObject
+from pypdf.generic import DecodedStreamObject, NameObject, RectangleObject
 
 from service.protocol.badge import render_badge_png
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
@@ -306,3 +306,36 @@ def test_other_page_content_and_resources_survive() -> None:
     writer.write(out)
     stamped = stamp_badge(out.getvalue(), render_badge_png(url), payload)
     assert PdfReader(io.BytesIO(stamped)).pages[0]["/Foo"] == "/Bar"
+
+
+def _page_with_dirty_graphics_state() -> bytes:
+    """Content that scales, recolours and never restores its graphics state (no q/Q), as some
+    payroll systems' PDF writers leave it: a stamp must not inherit any of that."""
+    writer = PdfWriter()
+    page = writer.add_blank_page(*A4)
+    stream = DecodedStreamObject()
+    stream.set_data(b"0.5 0 0 0.5 0 0 cm 0.8 g 0 0 100 100 re f 1 0 0 1 300 300 cm")
+    page[NameObject("/Contents")] = writer._add_object(stream)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_a_stamp_is_not_moved_by_content_that_leaves_its_graphics_state_changed() -> None:
+    url, payload = _record()
+    stamped = stamp_badge(_page_with_dirty_graphics_state(), render_badge_png(url), payload)
+    pixels = _render(stamped)
+    height, width = pixels.shape
+    corner = pixels[height // 2 :, width // 2 :]  # bottom-right quarter, where it belongs
+    assert [b.text for b in _decode(corner)] == [url]
+
+
+def test_a_page_stamped_twice_keeps_both_badges() -> None:
+    first_url, first_payload = _record(300)
+    other = _ciphertext(301)
+    second_url = build_scan_url_v2(BASE, "Q" * 22, other)
+    once = stamp_badge(_pdf(), render_badge_png(first_url), first_payload, 0, "bottom-right")
+    twice = stamp_badge(
+        once, render_badge_png(second_url), build_payload_v2("Q" * 22, other), 0, "top-left"
+    )
+    assert {b.text for b in _decode(_render(twice))} == {first_url, second_url}
