@@ -124,7 +124,8 @@ class Store(Protocol):
         Per record, in this order: its reference already exists (stored, or earlier in this call)
         -> DUPLICATE if the fingerprints are equal, else CONFLICT; else its (issuer_id, iv) is
         taken (stored, or earlier in this call) -> IV_REUSED; else CREATED. Rejected records
-        store nothing and do not reserve their reference or IV.
+        store nothing and do not reserve their reference or IV. Adapters apply this rule with
+        `service.storage.add_rule.resolve_additions`, its one definition.
         """
         ...
 

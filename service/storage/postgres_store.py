@@ -5,13 +5,14 @@ Why it looks the way it does:
 - Several server processes (``--workers N``) may share one database, so every uniqueness rule of
   the port is enforced by the database itself (primary key on the reference, UNIQUE on
   ``(issuer_id, iv)``), never by process-local state.
-- ``add_records`` resolves outcomes in Python (the port's rules are ordered and depend on earlier
-  records of the same call), then inserts all CREATED rows in one transaction. It runs
-  optimistically under a *shared* advisory lock, so concurrent batches proceed in parallel. If a
-  concurrent writer committed a colliding row in between (unique violation, deadlock), or if the
-  verdicts include IV_REUSED (the one verdict no constraint re-checks), it rolls back and retries
-  under the *exclusive* form of the same lock, which excludes every other batch, so the retry
-  runs serially, sees a stable table and cannot collide again.
+- ``add_records`` resolves outcomes in Python with the shared rule in ``add_rule.py`` (the
+  port's rules are ordered and depend on earlier records of the same call), then inserts all
+  CREATED rows in one transaction. It runs optimistically under a *shared* advisory lock, so
+  concurrent batches proceed in parallel. If a concurrent writer committed a colliding row in
+  between (unique violation, deadlock), or if the verdicts include IV_REUSED (the one verdict no
+  constraint re-checks), it rolls back and retries under the *exclusive* form of the same lock,
+  which excludes every other batch, so the retry runs serially, sees a stable table and cannot
+  collide again.
 - Connections come from psycopg_pool (at most ``pool_size`` per process; after a lost connection
   every idle one is tested and replaced, so a database restart fails only the requests in flight
   and those that meet a dead connection before the check ends). Connections run in autocommit
@@ -46,6 +47,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from service.storage import pg_migrations
+from service.storage.add_rule import resolve_additions
 from service.storage.port import (
     AddOutcome,
     AddStatus,
@@ -144,43 +146,6 @@ def _client_from_row(row: DictRow) -> Client:
         created_at=row["created_at"],
         disabled=row["disabled"],
     )
-
-
-def _resolve(
-    records: Sequence[Record],
-    stored_by_ref: dict[str, Record],
-    stored_ivs: set[tuple[str, str]],
-) -> tuple[list[AddOutcome], list[Record]]:
-    """Apply the port's per-record rules in order; return the outcomes and the rows to insert.
-
-    Only CREATED records reserve a reference or an IV for the records after them, because the
-    port says rejected records store nothing and reserve nothing.
-    """
-    by_ref = dict(stored_by_ref)
-    ivs = set(stored_ivs)
-    outcomes: list[AddOutcome] = []
-    created: list[Record] = []
-    for record in records:
-        existing = by_ref.get(record.service_reference)
-        if existing is not None:
-            # Equal fingerprints normally imply the same issuer (the domain hashes it in); the
-            # issuer check guarantees a DUPLICATE never hands out another issuer's record.
-            if (
-                existing.fingerprint == record.fingerprint
-                and existing.issuer_id == record.issuer_id
-            ):
-                outcomes.append(AddOutcome(AddStatus.DUPLICATE, existing))
-            else:
-                outcomes.append(AddOutcome(AddStatus.CONFLICT))
-            continue
-        if (record.issuer_id, record.iv) in ivs:
-            outcomes.append(AddOutcome(AddStatus.IV_REUSED))
-            continue
-        by_ref[record.service_reference] = record
-        ivs.add((record.issuer_id, record.iv))
-        created.append(record)
-        outcomes.append(AddOutcome(AddStatus.CREATED, record))
-    return outcomes, created
 
 
 def _conninfo(database_url: str, connect_timeout: float) -> str:
@@ -314,7 +279,8 @@ class PostgresStore:
                 ).fetchall()
                 stored_by_ref = {row["service_reference"]: _record_from_row(row) for row in rows}
                 stored_ivs = {(row["issuer_id"], row["iv"]) for row in rows}
-                outcomes, created = _resolve(records, stored_by_ref, stored_ivs)
+                plan = resolve_additions(records, stored_by_ref.get, stored_ivs)
+                outcomes, created = plan.outcomes, plan.created
                 if not exclusive and any(o.status is AddStatus.IV_REUSED for o in outcomes):
                     # IV_REUSED is the one verdict that rests on a reference being *absent*
                     # without inserting it, so no constraint would catch a concurrent writer

@@ -36,6 +36,7 @@ from tinydb import TinyDB
 from tinydb.storages import Storage
 from tinydb.table import Table
 
+from service.storage.add_rule import resolve_additions
 from service.storage.journal import (
     JOURNAL_NAME,
     LOCK_NAME,
@@ -57,7 +58,6 @@ from service.storage.journal import (
 )
 from service.storage.port import (
     AddOutcome,
-    AddStatus,
     Client,
     Counts,
     Issuer,
@@ -791,34 +791,19 @@ class TinyDBStore:
     # --- records ------------------------------------------------------------------------
 
     def add_records(self, records: Sequence[Record]) -> list[AddOutcome]:
-        """See the port. All rules are checked and all CREATED records written in one
-        exclusive transaction, so threads and processes cannot both win a reference or IV."""
+        """See the port. The rule (`add_rule.py`) is applied and all CREATED records written in
+        one exclusive transaction, so threads and processes cannot both win a reference or IV."""
 
         def run(tx: Tx) -> list[AddOutcome]:
-            by_iv = self._index.by_iv  # read inside: a reload replaces the index
-            outcomes: list[AddOutcome] = []
-            batch_ivs: set[tuple[str, str]] = set()
-            for record in records:
-                existing = tx.get("records", record.service_reference)
-                if existing is not None:
-                    # Equal content under another issuer's reference is still a CONFLICT:
-                    # an outcome never carries another issuer's record.
-                    if (
-                        existing["fingerprint"] == record.fingerprint
-                        and existing["issuer_id"] == record.issuer_id
-                    ):
-                        outcomes.append(AddOutcome(AddStatus.DUPLICATE, _build(Record, existing)))
-                    else:
-                        outcomes.append(AddOutcome(AddStatus.CONFLICT))
-                    continue
-                iv_key = (record.issuer_id, record.iv)
-                if iv_key in by_iv or iv_key in batch_ivs:
-                    outcomes.append(AddOutcome(AddStatus.IV_REUSED))
-                    continue
-                batch_ivs.add(iv_key)
+            def stored(reference: str) -> Record | None:
+                doc = tx.get("records", reference)
+                return None if doc is None else _build(Record, doc)
+
+            # The index is read inside the transaction: a reload replaces it.
+            plan = resolve_additions(records, stored, self._index.by_iv)
+            for record in plan.created:
                 tx.put("records", _record_doc(record))
-                outcomes.append(AddOutcome(AddStatus.CREATED, record))
-            return outcomes
+            return plan.outcomes
 
         if not records:
             return []
