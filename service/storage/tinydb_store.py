@@ -8,9 +8,8 @@ stays the product's database, made durable through its own extension points:
   commits each change as one fsynced journal line, and compacts the journal into a TinyDB-format
   snapshot `store.json` (see `journal.py` for the files and why each step is safe). It follows
   other processes (the admin CLI) by tailing the journal under an `fcntl.flock`.
-- `JournaledTinyDB` / `JournaledTable` (TinyDB's `table_class` hook) run TinyDB's own table
-  operations as atomic read-modify-write transactions on that storage, for admin tooling and ad
-  hoc queries: `store.db.table("clients").search(...)`.
+  Stock `TinyDB(data_dir, storage=JournaledStorage)` works on it too (`read`/`write`), with
+  stock TinyDB's semantics: a read-modify-write through its tables is not atomic across writers.
 - `TinyDBStore` implements the port on top, with dict indexes (records by reference, by
   (issuer_id, iv), and every small table by its id) so lookups cost microseconds, and the
   uniqueness rules applied inside one exclusive transaction.
@@ -28,13 +27,11 @@ import shutil
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
-from tinydb import TinyDB
 from tinydb.storages import Storage
-from tinydb.table import Table
 
 from service.storage.add_rule import resolve_additions
 from service.storage.journal import (
@@ -266,8 +263,8 @@ class JournaledStorage(Storage):
 
     def read(self) -> dict[str, dict[str, Any]] | None:
         """A deep copy of all tables: TinyDB's stock `Table` mutates documents in place during
-        updates, which must not touch the committed state. O(data); the fast paths are
-        `JournaledTable` and the `TinyDBStore` methods."""
+        updates, which must not touch the committed state. O(data); the fast paths are `get`,
+        `docs` and the `TinyDBStore` methods."""
         self.refresh()
         with self._lock:
             tables = {name: docs for name, docs in self._state.tables.items() if docs}
@@ -277,7 +274,7 @@ class JournaledStorage(Storage):
     def write(self, data: dict[str, dict[str, Any]]) -> None:
         """Replace the whole state, as TinyDB's contract says, as one durable commit of the
         documents that differ. Like stock TinyDB, a read-modify-write through `read`/`write` is
-        not atomic across writers; `JournaledTable` operations are."""
+        not atomic across writers; `transact` is."""
 
         def diff(tx: Tx) -> None:
             current = self._state.tables
@@ -349,11 +346,6 @@ class JournaledStorage(Storage):
         with self._lock:
             return list(self._state.tables.get(table, {}).values())
 
-    def table_copy(self, table: str) -> dict[str, Doc]:
-        self.refresh()
-        with self._lock:
-            return dict(self._state.tables.get(table, {}))
-
     @property
     def seq(self) -> int:
         """The sequence number of the last commit this instance has applied."""
@@ -420,35 +412,6 @@ class JournaledStorage(Storage):
         if tx.ops:
             self._maybe_compact()
         return result
-
-    def update_table(
-        self,
-        table: str,
-        updater: Callable[[dict[Any, Any]], None],
-        id_class: Callable[[str], Any] = int,
-    ) -> None:
-        """TinyDB's `_update_table` as a transaction: the updater works on a deep copy of the
-        table (TinyDB mutates documents in place) and the changed documents are committed."""
-
-        def run(tx: Tx) -> None:
-            current = self._state.tables.get(table, {})
-            working = {id_class(k): v for k, v in json.loads(json.dumps(current)).items()}
-            updater(working)
-            new_docs = {str(k): dict(v) for k, v in working.items()}
-            for doc_id in current.keys() | new_docs.keys():
-                new = new_docs.get(doc_id)
-                if new != current.get(doc_id):
-                    tx.put_id(table, doc_id, new)
-
-        self.transact(run)
-
-    def next_doc_id(self, table: str) -> int:
-        """A fresh document id for TinyDB's insert (it asks before its update transaction)."""
-        self.refresh()
-        with self._lock:
-            n = self._state.next_ids.get(table, 1)
-            self._state.next_ids[table] = n + 1
-            return n
 
     # --- compaction -------------------------------------------------------------------------
 
@@ -635,37 +598,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-class JournaledTable(Table):
-    """TinyDB's table on a `JournaledStorage`: every update is one atomic, durable transaction
-    (stock TinyDB reads and writes in two steps, so concurrent writers lose updates), and the
-    query cache is off because other processes change documents behind its back."""
-
-    def __init__(
-        self, storage: Storage, name: str, cache_size: int = 0, persist_empty: bool = False
-    ) -> None:
-        super().__init__(storage, name, cache_size=cache_size, persist_empty=persist_empty)
-
-    @property
-    def _journaled(self) -> JournaledStorage:
-        return cast(JournaledStorage, self._storage)
-
-    def _read_table(self) -> dict[str, Mapping[Any, Any]]:
-        return cast("dict[str, Mapping[Any, Any]]", self._journaled.table_copy(self.name))
-
-    def _update_table(self, updater: Callable[[dict[int, Mapping[Any, Any]]], None]) -> None:
-        self._journaled.update_table(self.name, updater, self.document_id_class)
-        self.clear_cache()
-
-    def _get_next_id(self) -> int:
-        return self._journaled.next_doc_id(self.name)
-
-
-class JournaledTinyDB(TinyDB):
-    """`TinyDB(data_dir, storage=JournaledStorage)` with `JournaledTable` tables."""
-
-    table_class = JournaledTable
-
-
 # --- the port adapter ----------------------------------------------------------------------
 
 KEY_FIELDS: Mapping[str, str] = {
@@ -767,9 +699,8 @@ class TinyDBStore:
     ) -> None:
         self.data_dir = Path(data_dir)
         self._index = _RecordIndex()
-        self.db = JournaledTinyDB(
+        self.storage = JournaledStorage(
             self.data_dir,
-            storage=JournaledStorage,
             key_fields=KEY_FIELDS,
             observer=self._index,
             compact_lines=compact_lines,
@@ -778,9 +709,6 @@ class TinyDBStore:
             compact_on_close=compact_on_close,
             refresh_interval=refresh_interval,
         )
-        """TinyDB over the same data, for admin tooling and ad hoc queries. Its writes bypass
-        the port's uniqueness rules."""
-        self.storage = cast(JournaledStorage, self.db.storage)
 
     def __enter__(self) -> TinyDBStore:
         return self
@@ -1001,9 +929,4 @@ class TinyDBStore:
             return False
 
     def close(self) -> None:
-        self.db.close()
-
-    def iter_records(self) -> Iterator[Record]:
-        """Every record (admin export); a snapshot of the moment of the call."""
-        for doc in self.storage.docs("records"):
-            yield _build(Record, doc)
+        self.storage.close()

@@ -23,6 +23,7 @@ from service.instance import open_store
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
 from service.server import Running, start
+from service.storage.tinydb_store import TinyDBStore
 from tests.factories import AU_V1
 from tests.service.conftest import make_instance
 
@@ -133,7 +134,8 @@ def register(url: str, token: str, body: dict[str, Any]) -> Callable[[httpx.Clie
 def reopened(data_dir: Path) -> dict[str, Any]:
     store = open_store(data_dir)
     try:
-        return {r.service_reference: r for r in store.iter_records()}  # type: ignore[attr-defined]
+        assert isinstance(store, TinyDBStore)
+        return {r.service_reference: r for r in store.all_records()}
     finally:
         store.close()
 

@@ -23,7 +23,7 @@ from tinydb import Query, TinyDB
 from service.storage import tinydb_store
 from service.storage.journal import JOURNAL_NAME, SNAPSHOT_NAME
 from service.storage.port import AddStatus, Issuer, Store, StoreUnavailable
-from service.storage.tinydb_store import TinyDBStore
+from service.storage.tinydb_store import JournaledStorage, TinyDBStore
 from tests.service.store_contract import (
     ISSUER_A,
     ISSUER_B,
@@ -120,20 +120,23 @@ def test_snapshot_is_plain_tinydb(tmp_path: Path) -> None:
         }
 
 
-def test_tinydb_api_writes_through_the_journal(tmp_path: Path) -> None:
-    """TinyDB's own table API on the store is durable and visible to the port methods."""
+def test_stock_tinydb_on_the_journaled_storage_writes_through_the_journal(tmp_path: Path) -> None:
+    """Stock TinyDB over `JournaledStorage` (TinyDB's storage extension point), beside a running
+    store: its writes are durable commits that the store's port methods see and a reopen keeps."""
     with TinyDBStore(tmp_path) as store:
         store.set_setting("a", "1")
-        settings = store.db.table("settings")
-        settings.insert({"name": "b", "value": "2"})
-        settings.update({"value": "1b"}, Query().name == "a")
+        with TinyDB(tmp_path, storage=JournaledStorage) as db:
+            settings = db.table("settings")
+            settings.insert({"name": "b", "value": "2"})
+            settings.update({"value": "1b"}, Query().name == "a")
+            assert settings.count(Query().value.exists()) == 2
         assert store.get_setting("a") == "1b"
         assert store.get_setting("b") == "2"
-        assert settings.count(Query().value.exists()) == 2
     with TinyDBStore(tmp_path, compact_on_close=False) as again:
         assert again.get_setting("a") == "1b"
         assert again.get_setting("b") == "2"
-        assert again.db.table("settings").get(Query().name == "b") == {"name": "b", "value": "2"}
+    with TinyDB(tmp_path, storage=JournaledStorage, compact_on_close=False) as db:
+        assert db.table("settings").get(Query().name == "b") == {"name": "b", "value": "2"}
 
 
 def test_torn_journal_line_is_ignored_and_cut(tmp_path: Path) -> None:
@@ -445,7 +448,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from service.storage.tinydb_store import TinyDBStore
+    from service.storage.tinydb_store import JournaledStorage, TinyDBStore
     from tests.service.store_contract import make_record
 
     store = TinyDBStore(Path(sys.argv[1]), compact_lines=int(sys.argv[2]))
