@@ -4,9 +4,11 @@
 library; `app.issuer.output` re-exports it.)
 
 Every file is written to a temporary name in the same folder, flushed and fsynced, then renamed
-over the final name (atomic on POSIX and on Windows NTFS via `os.replace`). A reader therefore sees
-either the old file, or the complete new one. Failures the user can fix (a full disk, a read-only
-or missing folder) become `OutputError` with a plain message naming the folder, never the data.
+over the final name (atomic on POSIX and on Windows NTFS via `os.replace`): the mechanics are
+`service.protocol.durable`, shared with the service's store. A reader therefore sees either the
+old file, or the complete new one. This module adds the app's policy: failures the user can fix
+(a full disk, a read-only or missing folder) become `OutputError` with a plain message naming the
+folder, never the data; a folder that cannot be fsynced (Windows) is no error.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from service.protocol import durable as _durable
 
 __all__ = [
     "OutputError",
@@ -55,48 +58,21 @@ def explain(exc: OSError, folder: Path) -> OutputError:
 
 def fsync_dir(folder: Path) -> None:
     """Make a rename durable (POSIX); a no-op where directories cannot be opened (Windows)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    _durable.fsync_dir(folder, strict=False)
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path, mode: str = "wb", *, durable: bool = True) -> Iterator[IO[bytes]]:
+def atomic_writer(path: Path, *, durable: bool = True) -> Iterator[IO[bytes]]:
     """Open a temporary sibling of `path`; on a clean exit it replaces `path`, else it vanishes.
 
     `durable` fsyncs the file before the rename (and the folder after), so after a power cut the
     final name holds the whole file or nothing.
     """
-    folder = path.parent
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise explain(exc, folder) from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, mode) as handle:
+        with _durable.atomic_writer(path, sync=durable, strict=False) as handle:
             yield handle
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise explain(exc, folder) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    if durable:
-        fsync_dir(folder)
+        raise explain(exc, path.parent) from None
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -114,14 +90,8 @@ def write_new_file(path: Path, data: bytes) -> None:
     folder = path.parent
     tmp = folder / f".{path.name}.{os.getpid()}.tmp"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        _durable.write_file(tmp, [data], sync=False)
+        _durable.replace_file(tmp, path, sync=False)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 
 from app.issuer.output import OutputError, explain, fsync_dir
 from service.protocol.crypto import AuthenticationFailed, decrypt, encrypt, new_key
+from service.protocol.durable import write_file
 
 __all__ = ["JOURNAL_NAME", "JournalError", "RunJournal"]
 
@@ -105,11 +106,7 @@ class RunJournal:
         try:
             with contextlib.suppress(FileNotFoundError):
                 key_path.unlink()
-            fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(key)
-                handle.flush()
-                os.fsync(handle.fileno())
+            write_file(key_path, [key], exclusive=True)  # 0600, fsynced
         except OSError as exc:
             raise explain(exc, folder) from None
         fsync_dir(folder)

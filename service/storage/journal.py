@@ -5,7 +5,8 @@ Layout of a data directory:
 - `store.json`: a snapshot in TinyDB's own JSON layout (`{table: {doc_id: doc}}`), so plain
   `tinydb.TinyDB("store.json")` can read it. Its `_meta` table holds the journal sequence number
   the snapshot contains. It is only ever replaced whole (temp file + fsync + rename + fsync of the
-  directory), never rewritten in place, so a crash leaves either the old or the new snapshot.
+  directory: service/protocol/durable.py), never rewritten in place, so a crash leaves either the
+  old or the new snapshot.
 - `journal.jsonl`: one header line `{"journal": 1, "base": S}` then one line per commit
   `{"seq": N, "ops": [[table, doc_id, doc or null], ...]}`, appended with a single write and
   fsynced before the commit is acknowledged. It holds every commit after the snapshot `base`,
@@ -30,12 +31,14 @@ import json
 import os
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from service.protocol.durable import FILE_MODE, replace_file, write_all, write_file
 
 JOURNAL_NAME = "journal.jsonl"
 SNAPSHOT_NAME = "store.json"
@@ -47,8 +50,6 @@ HISTORY_BYTES = 4 * 1024 * 1024
 """A compaction copies up to this many of the last commits it folded in into the new journal
 (with seq <= base, skipped by a fresh open). A process that was idle while others compacted
 more than once can then catch up from the journal instead of re-reading the whole snapshot."""
-FILE_MODE = 0o600
-"""The files hold wrapped keys and client secret HMACs: readable by the service user only."""
 
 Doc = dict[str, Any]
 Tables = dict[str, dict[str, Doc]]
@@ -67,40 +68,10 @@ class Entry:
     ops: list[Op]
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a rename or file creation in `path` durable (the directory entry itself)."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def temp_name(path: Path) -> Path:
     """A temp file next to `path` (same filesystem, so os.replace is atomic), tagged with the pid
     so a later open can tell leftovers of dead processes from a live compaction's file."""
     return path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-
-
-def write_file_durably(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write a new file completely and fsync it. The caller renames it into place."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    try:
-        for chunk in chunks:
-            _write_all(fd, chunk)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
-    os.close(fd)
-
-
-def replace_durably(tmp: Path, path: Path) -> None:
-    """Atomically put a fully written and fsynced file in place, and make the rename durable."""
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 def remove_stale_temp_files(directory: Path) -> None:
@@ -120,13 +91,6 @@ def remove_stale_temp_files(directory: Path) -> None:
                 tmp.unlink()
         except PermissionError:
             pass  # alive, owned by someone else
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 # --- snapshot ----------------------------------------------------------------------------
@@ -217,8 +181,8 @@ class JournalFile:
     def create(path: Path, base: int, body: bytes = b"") -> None:
         """Create (or replace) the journal at `path` atomically: header + `body`, fsynced."""
         tmp = temp_name(path)
-        write_file_durably(tmp, [encode_header(base), body])
-        replace_durably(tmp, path)
+        write_file(tmp, [encode_header(base), body])
+        replace_file(tmp, path)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -272,7 +236,7 @@ class JournalFile:
         """Append one line and fsync it. On failure, roll the file back to its previous end so no
         other process can ever read a commit this one reports as failed."""
         try:
-            _write_all(self.fd, line)
+            write_all(self.fd, line)
             _datasync(self.fd)
         except OSError:
             with contextlib.suppress(OSError):

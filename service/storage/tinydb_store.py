@@ -33,6 +33,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from tinydb.storages import Storage
 
+from service.protocol.durable import replace_file, write_file
 from service.storage.add_rule import resolve_additions
 from service.storage.journal import (
     JOURNAL_NAME,
@@ -49,9 +50,7 @@ from service.storage.journal import (
     encode_snapshot,
     read_snapshot,
     remove_stale_temp_files,
-    replace_durably,
     temp_name,
-    write_file_durably,
 )
 from service.storage.port import (
     AddOutcome,
@@ -446,7 +445,7 @@ class JournaledStorage(Storage):
                     tables = {name: dict(docs) for name, docs in state.tables.items()}
                 tmp = temp_name(self._snapshot_path)
                 try:
-                    write_file_durably(tmp, encode_snapshot(tables, seq))
+                    write_file(tmp, encode_snapshot(tables, seq))
                     del tables
                     with self._lock, self._plock.hold(exclusive=True):
                         self._sync_locked()
@@ -459,7 +458,7 @@ class JournaledStorage(Storage):
                             return False
                         if not journal.is_line_start(history):
                             history = start
-                        replace_durably(tmp, self._snapshot_path)
+                        replace_file(tmp, self._snapshot_path)
                         self._snapshot_bytes = os.stat(self._snapshot_path).st_size
                         JournalFile.create(self._journal_path, seq, journal.tail_bytes(history))
                         self._sync_locked()  # switch to the new journal file
