@@ -1,31 +1,134 @@
-"""Service fixtures: a real instance in tmp_path served by waitress on loopback."""
+"""Service fixtures: a real instance on a real store, served on loopback.
+
+`live` comes in two stores (issue 14 item 7). Modules that only talk HTTP set
+`LIVE_STORES = BOTH_STORES`, and each of their tests that takes `live` then runs twice:
+
+- "tinydb": a fresh TinyDB instance in tmp_path, served in this process by waitress, per test.
+- "postgres-4-workers": `python -m service serve --workers 4` (gunicorn) on a throwaway
+  PostgreSQL database and Redis, its instance made with the CLI (`init`, `create-issuer`,
+  `create-verifier`) on a data directory that shares that database. Starting it costs seconds, so
+  there is one per module; each test gets its own fresh issuer and verifier, created through the
+  store port on that same database. Records and counts the test looks at are its own issuers'
+  (`LiveService.records_by_issuer`). Its rate limits are raised: a per-test server starts with
+  fresh counters, a module-wide one would count every earlier test's requests against the next.
+
+Tests look at what was stored through helpers that work on both: `live.store` (the server's own
+TinyDB store, or a PostgreSQL connection of the test process on the same database),
+`live.records_by_issuer()`, `live.places_holding(needles)` (files of the data directory and, on
+PostgreSQL, every row), `live.config` (to mint tokens as the server would) and `live.cli_env()`
+(to run `python -m service admin --data-dir` against the same data). A test that needs the
+in-process server itself (`live.running`, monkeypatched module constants) carries
+`@pytest.mark.tinydb_only` with its reason and runs on TinyDB alone.
+"""
 
 from __future__ import annotations
 
+import os
+import secrets
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from service.instance import domain_for, init_instance, load_master_key, offline_config, open_store
+from service.config import ServiceConfig
+from service.instance import (
+    domain_for,
+    init_instance,
+    load_master_key,
+    make_config,
+    offline_config,
+    open_store,
+)
 from service.server import Running, start
+from service.storage.port import Store
+
+TINYDB = "tinydb"
+POSTGRES_4_WORKERS = "postgres-4-workers"
+BOTH_STORES = (TINYDB, POSTGRES_4_WORKERS)
+"""Set `LIVE_STORES = BOTH_STORES` in a module to run its `live` tests on both stores."""
+
+WORKERS = 4
+MODULE_RATE_LIMITS = {
+    "PAYSLIP_RATE_LIMIT_IP": "2000/second;200000/minute",
+    "PAYSLIP_RATE_LIMIT_CLIENT": "2000/second;200000/minute",
+    "PAYSLIP_RATE_LIMIT_TOKEN_IP": "2000/second;200000/minute",
+}
 
 
 @dataclass
 class LiveService:
-    running: Running
+    running: Running | None
+    """The in-process TinyDB server; None on the multi-worker PostgreSQL variant."""
     data_dir: Path
     admin_id: str
     admin_secret: str
     issuer: dict[str, Any]
     verifier: dict[str, Any]
+    backend: str = TINYDB
+    base_url: str = ""
+    shared_store: Store | None = None
+    """The PostgreSQL variant's store handle (the test process's own connection)."""
+    earlier_issuers: frozenset[str] = field(default_factory=frozenset)
+    """Issuers of earlier tests on the same module-wide database, left out of counts."""
+    earlier_verifiers: frozenset[str] = field(default_factory=frozenset)
+    earlier_records: int = 0
+    """Records stored by earlier tests on the same module-wide database."""
+    database_url: str | None = None
 
     @property
     def url(self) -> str:
+        if self.base_url:
+            return self.base_url
+        assert self.running is not None
         return self.running.url
+
+    @property
+    def store(self) -> Store:
+        """A store on the data the server serves: to check what was (not) stored."""
+        if self.shared_store is not None:
+            return self.shared_store
+        assert self.running is not None
+        return self.running.store
+
+    @property
+    def config(self) -> ServiceConfig:
+        """The server's configuration (URLs, environment, master key): to mint as it would."""
+        if self.running is not None:
+            return self.running.config
+        return make_config(load_master_key(self.data_dir), self.url)
+
+    def cli_env(self) -> dict[str, str]:
+        """The environment for `python -m service admin --data-dir DATA_DIR` on this instance."""
+        env = dict(os.environ)
+        if self.database_url is not None:
+            env["PAYSLIP_DATABASE_URL"] = self.database_url
+        return env
+
+    def records_by_issuer(self) -> dict[str, int]:
+        """Stored records per issuer, for the issuers this test has (on a module-wide database
+        earlier tests' issuers are there too)."""
+        counts = self.store.counts().records_by_issuer
+        return {k: v for k, v in counts.items() if k not in self.earlier_issuers}
+
+    def places_holding(self, needles: list[bytes]) -> list[str]:
+        """Where any of the needles is stored: the data directory's files (TinyDB's database,
+        the master key, the PostgreSQL variant's server log) and, on PostgreSQL, every row of
+        every table, as text."""
+        found = [
+            f"{path.name}: {needle[:12]!r}"
+            for path in sorted(self.data_dir.rglob("*"))
+            if path.is_file()
+            for content in [path.read_bytes()]
+            for needle in needles
+            if needle in content
+        ]
+        if self.database_url is not None:
+            found += _rows_holding(self.database_url, needles)
+        return found
 
     def token(self, client_id: str, secret: str, scope: str | None = None) -> str:
         body = {
@@ -61,6 +164,24 @@ class LiveService:
         )
 
 
+def _rows_holding(database_url: str, needles: list[bytes]) -> list[str]:
+    import psycopg
+    from psycopg import sql
+
+    found = []
+    with psycopg.connect(database_url) as conn:
+        tables = conn.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        for (table,) in tables:
+            query = sql.SQL("SELECT t::text FROM {} AS t").format(sql.Identifier(table))
+            for (row,) in conn.execute(query):
+                data = row.encode()
+                found += [f"{table}: {n[:12]!r}" for n in needles if n in data]
+    return found
+
+
 def make_instance(data_dir: Path) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
     created = init_instance(data_dir)
     store = open_store(data_dir)
@@ -73,8 +194,103 @@ def make_instance(data_dir: Path) -> tuple[dict[str, str], dict[str, Any], dict[
     return created, issuer, verifier
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "tinydb_only: runs on the in-process TinyDB `live` server only (the reason is beside it)",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "live" not in metafunc.fixturenames:
+        return
+    stores = getattr(metafunc.module, "LIVE_STORES", (TINYDB,))
+    if metafunc.definition.get_closest_marker("tinydb_only"):
+        stores = (TINYDB,)
+    if tuple(stores) != (TINYDB,):
+        metafunc.parametrize("live", stores, indirect=True)
+
+
+@dataclass
+class SharedServer:
+    """One `serve --workers 4` on PostgreSQL + Redis for a test module."""
+
+    url: str
+    data_dir: Path
+    admin: dict[str, str]
+    store: Store
+    database_url: str
+
+
+@pytest.fixture(scope="module")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedServer]:
+    from tests.service.cluster import Instance, Server, require_redis, throwaway_database
+
+    require_redis()
+    with throwaway_database() as database_url:
+        data_dir = tmp_path_factory.mktemp("pg-live") / "data"
+        instance = Instance.create(data_dir, database_url)
+        env = {**MODULE_RATE_LIMITS, "PAYSLIP_REDIS_PREFIX": f"pvtest-{secrets.token_hex(4)}"}
+        store = open_store(data_dir, "postgres", database_url)
+        try:
+            with Server.start(instance, WORKERS, env=env) as server:
+                _wait_for_workers(server, WORKERS)
+                yield SharedServer(server.url, data_dir, instance.admin, store, database_url)
+        finally:
+            store.close()
+            _drop_redis_keys(env["PAYSLIP_REDIS_PREFIX"])
+
+
+def _drop_redis_keys(prefix: str) -> None:
+    import redis
+
+    from tests.service.cluster import REDIS_URL
+
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
+    try:
+        for key in client.scan_iter(match=f"{prefix}:*"):
+            client.delete(key)
+    finally:
+        client.close()
+
+
+def _wait_for_workers(server: Any, count: int, timeout: float = 30) -> None:
+    """The variant's name promises 4 workers: make sure the master runs that many."""
+    deadline = time.monotonic() + timeout
+    while len(server.workers()) != count:
+        assert time.monotonic() < deadline, f"workers {server.workers()}: {server.log()[-2000:]}"
+        time.sleep(0.1)
+
+
+def _postgres_live(shared: SharedServer) -> LiveService:
+    earlier = frozenset(i.issuer_id for i in shared.store.list_issuers())
+    earlier_verifiers = frozenset(v.verifier_id for v in shared.store.list_verifiers())
+    earlier_records = sum(shared.store.counts().records_by_issuer.values())
+    admin = domain_for(shared.store, offline_config(load_master_key(shared.data_dir))).admin
+    issuer = admin.create_issuer("Test Payroll")
+    verifier = admin.create_verifier("Test Desk")
+    return LiveService(
+        None,
+        shared.data_dir,
+        shared.admin["admin_client_id"],
+        shared.admin["admin_client_secret"],
+        issuer,
+        verifier,
+        backend=POSTGRES_4_WORKERS,
+        base_url=shared.url,
+        shared_store=shared.store,
+        earlier_issuers=earlier,
+        earlier_verifiers=earlier_verifiers,
+        earlier_records=earlier_records,
+        database_url=shared.database_url,
+    )
+
+
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[LiveService]:
+def live(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LiveService]:
+    if getattr(request, "param", TINYDB) == POSTGRES_4_WORKERS:
+        yield _postgres_live(request.getfixturevalue("postgres_server"))
+        return
     data_dir = tmp_path / "data"
     created, issuer, verifier = make_instance(data_dir)
     running = start(data_dir)

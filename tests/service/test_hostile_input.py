@@ -15,9 +15,11 @@ import httpx
 import pytest
 
 from tests.factories import sealed_record
-from tests.service.conftest import LiveService
+from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 from tests.service.test_cli import Serve, cli, token
+
+LIVE_STORES = BOTH_STORES
 
 
 def _raw(live: LiveService, path: str, raw: bytes, bearer: str | None) -> httpx.Response:

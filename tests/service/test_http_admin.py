@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import copy
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,8 +13,10 @@ import pytest
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_decode, b64url_encode
 from tests.factories import Sealed, build_body, sealed_record
-from tests.service.conftest import LiveService
+from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
+
+LIVE_STORES = BOTH_STORES
 
 
 def field_paths(reply: httpx.Response) -> list[str]:
@@ -53,15 +54,6 @@ def encodings(secret: str) -> list[bytes]:
         raw.hex().encode(),
         raw.hex().upper().encode(),
     ]
-
-
-def files_containing(data_dir: Path, needles: list[bytes]) -> list[str]:
-    found = []
-    for path in data_dir.rglob("*"):
-        if path.is_file():
-            content = path.read_bytes()
-            found += [f"{path.name}: {needle[:12]!r}" for needle in needles if needle in content]
-    return found
 
 
 # --- onboarding ----------------------------------------------------------------------------
@@ -149,7 +141,7 @@ def test_rotation_keeps_old_records_verifying_and_pins_unpinned_ones(live: LiveS
         register(live, sealed)
 
     token = live.verifier_token()
-    store = live.running.store
+    store = live.store
     for sealed in (pinned_old, unpinned_old, pinned_new, unpinned_new, still_key1):
         reply = live.verify(sealed.payload, token)
         assert reply.status_code == 200, reply.text
@@ -233,7 +225,7 @@ def test_registering_with_a_retired_foreign_or_unknown_key_version(live: LiveSer
         assert results[0]["status"] == "error"
         assert results[0]["code"] == "VALIDATION_FAILED"
         assert results[0]["detail"].startswith("encryption_metadata.key_version")
-        assert live.running.store.get_record(sealed.reference) is None
+        assert live.store.get_record(sealed.reference) is None
     ok = sealed_record(rotated["encryption_key"], key_version=rotated["key_version"])
     register(live, ok, token)
     built = live.post(
@@ -250,17 +242,19 @@ def test_build_without_key_version_finds_a_live_key_and_pins_it(live: LiveServic
     sealed = sealed_record(key1)  # encrypted under the older, still live key
     reply = live.post("/v1/registerAndBuildBarcode", build_body(sealed), live.issuer_token())
     assert reply.status_code == 201, reply.text
-    record = live.running.store.get_record(reply.json()["service_reference"])
+    record = live.store.get_record(reply.json()["service_reference"])
     assert record is not None and record.key_version == kv1
 
 
 def test_retiring_destroys_the_wrapped_key_material_on_disk(live: LiveService) -> None:
+    """TinyDB: gone from the files. PostgreSQL: gone from every row (an old row version stays in
+    the table file until VACUUM reclaims it; that is the database's storage, not ours)."""
     kv1 = live.issuer["key_version"]
-    wrapped = live.running.store.get_key(kv1)
+    wrapped = live.store.get_key(kv1)
     assert wrapped is not None and wrapped.wrapped
-    assert files_containing(live.data_dir, [wrapped.wrapped.encode()])  # stored wrapped ...
+    assert live.places_holding([wrapped.wrapped.encode()])  # stored wrapped ...
     assert retire(live, kv1).status_code == 200
-    assert files_containing(live.data_dir, [wrapped.wrapped.encode()]) == []  # ... and gone
+    assert live.places_holding([wrapped.wrapped.encode()]) == []  # ... and gone
 
 
 # --- what must never be shown or stored ----------------------------------------------------
@@ -304,14 +298,14 @@ def test_overview_and_data_dir_never_hold_secrets_or_keys(live: LiveService) -> 
     for forbidden in ("secret", "wrapped", "hmac", "encryption_key"):
         assert forbidden not in text.lower()
     needles = [needle for value in secrets + keys for needle in encodings(value)]
-    assert files_containing(live.data_dir, needles) == []
+    assert live.places_holding(needles) == []
 
     issuers = {i["issuer_id"]: i for i in overview["issuers"]}
     mine = issuers[live.issuer["issuer_id"]]
     assert (mine["name"], mine["records"], mine["revoked"]) == ("Test Payroll", 2, 1)
     assert issuers[created_issuer["issuer_id"]]["records"] == 0
-    assert overview["record_count"] == 2
-    assert {v["verifier_id"] for v in overview["verifiers"]} == {
+    assert overview["record_count"] == live.earlier_records + 2
+    assert {v["verifier_id"] for v in overview["verifiers"]} - live.earlier_verifiers == {
         live.verifier["verifier_id"],
         created_verifier["verifier_id"],
     }

@@ -22,11 +22,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from service.instance import domain_for, load_master_key, make_config, open_store
 from service.server import Running, start
 from tests.factories import sealed_record
-from tests.service.conftest import LiveService, make_instance
+from tests.service.conftest import BOTH_STORES, LiveService, make_instance
 from tests.service.http_helpers import expect_error
 
 ROOT = Path(__file__).resolve().parents[2]
 ISSUER, VERIFIER, ADMIN = "service:issuer", "service:verifier", "service:admin"
+LIVE_STORES = BOTH_STORES
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -67,10 +68,11 @@ def register(live: LiveService, token: str) -> httpx.Response:
     return live.post("/v1/registerNonPII", sealed.body, token)
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "service", *args],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -310,7 +312,7 @@ def test_missing_or_wrong_authorization_is_401(live: LiveService, header: str | 
         f"{live.url}/v1/registerNonPII", json=sealed.body, headers=headers, timeout=10
     )
     expect_error(reply, 401, "UNAUTHORIZED")
-    assert live.running.store.get_record(sealed.reference) is None
+    assert live.store.get_record(sealed.reference) is None
 
 
 class PastClock:
@@ -323,8 +325,8 @@ class PastClock:
 
 def _minted(live: LiveService, clock: Any = None, **changes: str) -> str:
     """An issuer token signed with the live instance's own key, under another clock or URLs."""
-    config = dataclasses.replace(live.running.config, **changes)
-    domain = domain_for(live.running.store, config, clock)
+    config = dataclasses.replace(live.config, **changes)
+    domain = domain_for(live.store, config, clock)
     return str(domain.tokens.grant(creds(live.issuer, config.issuer_url))["access_token"])
 
 
@@ -386,7 +388,7 @@ def test_verifier_and_admin_tokens_on_issuer_routes_are_403(live: LiveService, p
     sealed = sealed_record(live.issuer["encryption_key"])
     for token in (live.verifier_token(), live.admin_token()):
         expect_error(live.post(path, sealed.body, token), 403, "FORBIDDEN")
-    assert live.running.store.get_record(sealed.reference) is None
+    assert live.store.get_record(sealed.reference) is None
 
 
 @pytest.mark.parametrize(
@@ -418,7 +420,8 @@ class Split:
 
 @pytest.fixture
 def split(tmp_path: Path) -> Iterator[Split]:
-    """A server whose three role URLs differ from where it listens (PROTOCOL §9 --*-url)."""
+    """A server whose three role URLs differ from where it listens (PROTOCOL §9 --*-url). An
+    in-process TinyDB server only: the URLs are the server's own configuration, not the store's."""
     data_dir = tmp_path / "data"
     created, issuer, verifier = make_instance(data_dir)
     running: Running = start(
@@ -507,6 +510,7 @@ def test_disabling_a_client_with_the_cli_while_serving_cuts_it_off(live: LiveSer
         "disable-client",
         "--client-id",
         live.verifier["client_id"],
+        env=live.cli_env(),
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["disabled"] is True

@@ -17,8 +17,10 @@ import pytest
 
 from service.server import start
 from tests.factories import sealed_record
-from tests.service.conftest import LiveService, make_instance
+from tests.service.conftest import BOTH_STORES, LiveService, make_instance
 from tests.service.http_helpers import ISSUER, VERIFIER, api_routes, expect_error
+
+LIVE_STORES = BOTH_STORES
 
 JSON_ROUTES = [r.path for r in api_routes() if r.scope in (ISSUER, VERIFIER) and r.needs_body]
 """The issuer and verifier routes that need a JSON body (registrations and verification)."""
@@ -109,7 +111,7 @@ def test_a_body_beyond_what_the_server_buffers_still_gets_the_json_413(
 ) -> None:
     """Bodies over waitress's own cap (service.server.MAX_WAITRESS_BODY, 32 MiB) are refused by
     waitress before the app runs; its error task is replaced so the answer is still the JSON
-    error object with an X-Request-ID (PROTOCOL §6)."""
+    error object with an X-Request-ID (PROTOCOL §6). The gunicorn workers answer the same."""
     body = b'{"records": ["' + b"x" * (40 * 1024 * 1024) + b'"]}'
     reply = raw_post(live, "/v1/registerNonPIIBatch", body, live.issuer_token())
     expect_error(reply, 413, "PAYLOAD_TOO_LARGE")
@@ -140,7 +142,7 @@ def test_other_media_types_are_415(live: LiveService, path: str, content_type: s
         timeout=10,
     )
     expect_error(reply, 415, "UNSUPPORTED_MEDIA_TYPE")
-    assert live.running.store.get_record(sealed.reference) is None
+    assert live.store.get_record(sealed.reference) is None
 
 
 @pytest.mark.parametrize(
@@ -294,6 +296,10 @@ def test_requests_without_an_id_get_distinct_ones(live: LiveService) -> None:
 def limited(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[..., LiveService]]:
+    """In-process TinyDB servers with the limits set in the environment, one per call. These rate
+    limit tests run on TinyDB only: they need a fresh server per limit setting, and the module-wide
+    PostgreSQL server runs with raised limits. The limits across the workers of one server and
+    across hosts (Redis) are tested in test_shared_limits.py and test_two_hosts.py."""
     started: list[LiveService] = []
 
     def launch(**env: str) -> LiveService:

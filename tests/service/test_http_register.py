@@ -7,7 +7,6 @@ import base64
 import copy
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import cv2
@@ -21,8 +20,10 @@ from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
 from service.protocol.crypto import encrypt
 from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
 from tests.factories import AU_V1, Sealed, build_body, sealed_record
-from tests.service.conftest import LiveService
+from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
+
+LIVE_STORES = BOTH_STORES
 
 REF_RE = re.compile(r"^[A-Za-z0-9_-]{22}$")
 TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
@@ -34,10 +35,6 @@ TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 def paths(reply: httpx.Response) -> list[str]:
     body = expect_error(reply, 400, "VALIDATION_FAILED")
     return [e["path"] for e in body["field_errors"]]
-
-
-def data_files_contain(data_dir: Path, needle: bytes) -> list[str]:
-    return [str(p) for p in data_dir.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
 def other_issuer(live: LiveService, name: str = "Other Payroll") -> tuple[dict[str, Any], str]:
@@ -95,7 +92,7 @@ def test_register_201_then_identical_resend_200(live: LiveService) -> None:
     reordered = dict(reversed(list(copy.deepcopy(sealed.body).items())))
     reordered["payslip_non_pii"]["gross_cents"] = float(reordered["payslip_non_pii"]["gross_cents"])
     assert live.post("/v1/registerNonPII", reordered, token).status_code == 200
-    assert live.running.store.counts().records_by_issuer == {live.issuer["issuer_id"]: 1}
+    assert live.records_by_issuer() == {live.issuer["issuer_id"]: 1}
     assert live.verify(sealed.payload).json()["verified"] is True
 
 
@@ -158,7 +155,7 @@ def test_iv_reuse_is_409_per_issuer_only(live: LiveService) -> None:
     expect_error(live.post("/v1/registerNonPII", reuse, token), 409, "IV_REUSED")
     minted = {k: v for k, v in reuse.items() if k != "service_reference"}
     expect_error(live.post("/v1/registerNonPII", minted, token), 409, "IV_REUSED")
-    assert live.running.store.get_record(reuse["service_reference"]) is None
+    assert live.store.get_record(reuse["service_reference"]) is None
     # The refused reference stays free.
     fresh = sealed_record(key, reference=reuse["service_reference"])
     assert live.post("/v1/registerNonPII", fresh.body, token).status_code == 201
@@ -243,7 +240,7 @@ def test_strict_validation_names_the_field(
     reply = live.post("/v1/registerNonPII", body, live.issuer_token())
     assert paths(reply) == expected
     assert reply.json()["detail"].startswith(expected[0])
-    assert live.running.store.get_record(sealed.reference) is None
+    assert live.store.get_record(sealed.reference) is None
     # Nothing was reserved: the valid record with the same reference and IV registers.
     assert live.post("/v1/registerNonPII", sealed.body, live.issuer_token()).status_code == 201
 
@@ -302,8 +299,9 @@ def test_batch_results_in_order_with_external_ids_echoed_and_never_stored(
     assert [r.get("external_id") for r in again] == [r.get("external_id") for r in results]
     for s in sealed:
         assert live.verify(s.payload).json()["verified"] is True
+    assert live.places_holding([sealed[0].reference.encode()])  # the search sees stored records
     for marker in markers:
-        assert data_files_contain(live.data_dir, marker.encode()) == []
+        assert live.places_holding([marker.encode()]) == []
 
 
 def test_batch_record_errors_name_the_field_and_keep_the_others(live: LiveService) -> None:
@@ -352,7 +350,7 @@ def test_batch_record_errors_name_the_field_and_keep_the_others(live: LiveServic
     assert results[1]["external_id"] == "bad-amount"
     assert results[4]["external_id"] == "no-ref" and "service_reference" not in results[4]
     for rejected in (bad_amount, bad_nested):
-        assert live.running.store.get_record(rejected.reference) is None
+        assert live.store.get_record(rejected.reference) is None
         # The same reference and IV are free: a corrected record registers.
         corrected = copy.deepcopy(rejected.body)
         corrected["payslip_non_pii"] = copy.deepcopy(AU_V1["payslip_non_pii"])
@@ -385,7 +383,7 @@ def test_batch_over_1000_records_fails_and_stores_nothing(live: LiveService) -> 
     records = [item(sealed_record(key)) for _ in range(1001)]
     reply = batch(live, records)
     assert paths(reply) == ["records"]
-    assert live.running.store.counts().records_by_issuer == {}
+    assert live.records_by_issuer() == {}
     exactly = batch(live, records[:1000])
     assert exactly.status_code == 200, exactly.text
     assert {r["status"] for r in exactly.json()["results"]} == {"created"}
@@ -486,7 +484,7 @@ def test_build_returns_a_png_whose_qr_is_the_scan_url(live: LiveService) -> None
     assert verified["service_reference"] == reference
     assert verified["employee"]["ird_number"] == "123-456-789"
     # The service chose and pinned the authenticating key.
-    record = live.running.store.get_record(reference)
+    record = live.store.get_record(reference)
     assert record is not None and record.key_version == live.issuer["key_version"]
 
 
@@ -508,7 +506,7 @@ def test_build_with_a_ciphertext_that_does_not_authenticate_stores_nothing(
     for body in (tampered, foreign, wrong_tag):
         reply = live.post("/v1/registerAndBuildBarcode", body, token)
         assert paths(reply) == ["encrypted_pii"]
-    assert live.running.store.counts().records_by_issuer == {}
+    assert live.records_by_issuer() == {}
     # The IV was not reserved.
     assert live.post("/v1/registerAndBuildBarcode", build_body(sealed), token).status_code == 201
 
@@ -525,7 +523,7 @@ def test_build_refuses_a_reference_and_bad_ciphertexts(live: LiveService) -> Non
         assert paths(live.post("/v1/registerAndBuildBarcode", body, token)) == ["encrypted_pii"]
     missing = {k: v for k, v in build_body(sealed).items() if k != "encrypted_pii"}
     assert paths(live.post("/v1/registerAndBuildBarcode", missing, token)) == ["encrypted_pii"]
-    assert live.running.store.counts().records_by_issuer == {}
+    assert live.records_by_issuer() == {}
 
 
 def test_build_a_second_time_is_iv_reused(live: LiveService) -> None:
@@ -535,7 +533,7 @@ def test_build_a_second_time_is_iv_reused(live: LiveService) -> None:
     again = live.post("/v1/registerAndBuildBarcode", build_body(sealed), token)
     expect_error(again, 409, "IV_REUSED")
     expect_error(live.post("/v1/registerNonPII", sealed.body, token), 409, "IV_REUSED")
-    assert live.running.store.counts().records_by_issuer == {live.issuer["issuer_id"]: 1}
+    assert live.records_by_issuer() == {live.issuer["issuer_id"]: 1}
 
 
 def test_build_accepts_the_largest_ciphertext(live: LiveService) -> None:

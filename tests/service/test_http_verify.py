@@ -18,8 +18,10 @@ from service.protocol.barcode_text import (
 from service.protocol.crypto import encrypt
 from service.protocol.encoding import b64url_decode, b64url_encode, base32_encode, new_reference
 from tests.factories import AU_V1, NZ_V1, PII_FIELDS, Sealed, sealed_record
-from tests.service.conftest import LiveService
+from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
+
+LIVE_STORES = BOTH_STORES
 
 TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 

@@ -22,8 +22,10 @@ from service.protocol.barcode_text import (
 from service.protocol.encoding import b64url_encode, new_reference
 from service.protocol.pii_text import build_pii_text
 from tests.factories import NZ_V2, PII_FIELDS, build_body, sealed_record
-from tests.service.conftest import LiveService
+from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
+
+LIVE_STORES = BOTH_STORES
 
 NZ_FIELDS_FROM_THE_FIELD = {
     "prior_period_gross_adjustment": "-120.50",
