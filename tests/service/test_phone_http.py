@@ -20,9 +20,10 @@ from service.protocol.barcode_text import build_payload_v2
 from service.server import start
 from service.storage.tinydb_store import TinyDBStore
 from tests.factories import sealed_record
-from tests.service.conftest import LiveService, make_instance
+from tests.service.conftest import BOTH_STORES, LiveService, make_instance
 from tests.service.http_helpers import expect_error
 
+LIVE_STORES = BOTH_STORES
 REF = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
@@ -95,6 +96,7 @@ def test_unknown_paths_are_html_for_browsers_and_json_for_api_clients(live: Live
     assert health.headers["referrer-policy"] == "no-referrer"
 
 
+@pytest.mark.tinydb_only  # reads the log records of the in-process server through caplog
 def test_the_older_path_form_is_not_logged(
     live: LiveService, caplog: pytest.LogCaptureFixture
 ) -> None:
