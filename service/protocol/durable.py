@@ -5,7 +5,7 @@ A reader, or the next start after a crash, therefore finds the old file or the c
 never a mix.
 
 Users: the TinyDB store's snapshot and journal files (service/storage/journal.py,
-tinydb_store.py), the pay run's journal (app/issuer/journal.py) and the pay run's outputs
+tinydb_compaction.py), the pay run's journal (app/issuer/journal.py) and the pay run's outputs
 (app/files.py). Only plain files and `os` calls live here, no policy: which errors a caller
 reports how, and how it names and cleans up temporary files, stay with the caller. It sits in
 `service.protocol` because that is the package both the service and the app may import

@@ -20,7 +20,7 @@ from typing import IO
 import pytest
 from tinydb import Query, TinyDB
 
-from service.storage import tinydb_store
+from service.storage import tinydb_compaction
 from service.storage.journal import JOURNAL_NAME, SNAPSHOT_NAME
 from service.storage.port import AddStatus, Issuer, Store, StoreUnavailable
 from service.storage.tinydb_store import JournaledStorage, TinyDBStore
@@ -312,7 +312,7 @@ def test_compaction_overtaken_by_another_process_backs_off(
     b = TinyDBStore(tmp_path, compact_on_close=False)
     for i in range(20):
         a.add_records([make_record(f"a{i}")])
-    real_write = tinydb_store.write_file
+    real_write = tinydb_compaction.write_file
     calls = []
 
     def interfere(path: Path, chunks: Iterable[bytes]) -> None:
@@ -324,7 +324,7 @@ def test_compaction_overtaken_by_another_process_backs_off(
                 assert a.get_record(f"b{round_}") is not None  # A follows, closing old files
         real_write(path, chunks)
 
-    monkeypatch.setattr(tinydb_store, "write_file", interfere)
+    monkeypatch.setattr(tinydb_compaction, "write_file", interfere)
     assert a.storage.compact() is False
     monkeypatch.undo()
     a.add_records([make_record("after")])
