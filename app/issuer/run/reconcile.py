@@ -71,6 +71,13 @@ def seal_row(row: PayrunRow, fingerprint: str, key: IssuerKey, issued_at: str) -
     )
 
 
+def _changed(row: PayrunRow, reference: str, reason: str) -> Reconciled:
+    """A row edited since an interrupted run registered or sent it: rejected, keeping the
+    reference the service already holds so the clerk can find it."""
+    result = RecordResult(row.number, row.external_id, "rejected", reference, reason=reason)
+    return Reconciled("changed", result=result)
+
+
 def reconcile(
     row: PayrunRow,
     fingerprint: str,
@@ -87,24 +94,10 @@ def reconcile(
     if done is not None:
         result, acked_fingerprint = done
         if acked_fingerprint != fingerprint:
-            changed = RecordResult(
-                row.number,
-                row.external_id,
-                "rejected",
-                result.service_reference,
-                reason=_CHANGED_AFTER_REGISTERED,
-            )
-            return Reconciled("changed", result=changed)
+            return _changed(row, result.service_reference, _CHANGED_AFTER_REGISTERED)
         return Reconciled("done", result=result)
     if earlier is not None:
         if earlier.fingerprint != fingerprint:
-            changed = RecordResult(
-                row.number,
-                row.external_id,
-                "rejected",
-                earlier.reference,
-                reason=_CHANGED_AFTER_SENT,
-            )
-            return Reconciled("changed", result=changed)
+            return _changed(row, earlier.reference, _CHANGED_AFTER_SENT)
         return Reconciled("resend", entry=earlier)
     return Reconciled("new", entry=seal_row(row, fingerprint, key, issued_at))
