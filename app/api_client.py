@@ -1,55 +1,9 @@
 """Where `ApiClient` used to live; kept so existing imports keep working.
 
 The client is now the package `app.api` (token auth, retry policy, the wire exchange and the
-operations in separate modules); import from there in new code.
+operations in separate modules); import from there in new code. This module re-exports exactly
+`app.api.__all__`, so the two can never drift apart.
 """
 
-from app.api import (
-    SCOPE_ADMIN,
-    SCOPE_ISSUER,
-    SCOPE_VERIFIER,
-    ApiClient,
-    ApiError,
-    Conflict,
-    DecryptionFailed,
-    EndpointNotFound,
-    FieldError,
-    Forbidden,
-    InternalError,
-    InvalidResponse,
-    IvReused,
-    KeyVersionUnavailable,
-    NotFound,
-    PayloadTooLarge,
-    RateLimited,
-    ServiceUnavailable,
-    ServiceUnreachable,
-    Unauthorized,
-    UnsupportedMediaType,
-    ValidationFailed,
-)
-
-__all__ = [
-    "SCOPE_ADMIN",
-    "SCOPE_ISSUER",
-    "SCOPE_VERIFIER",
-    "ApiClient",
-    "ApiError",
-    "Conflict",
-    "DecryptionFailed",
-    "EndpointNotFound",
-    "FieldError",
-    "Forbidden",
-    "InternalError",
-    "InvalidResponse",
-    "IvReused",
-    "KeyVersionUnavailable",
-    "NotFound",
-    "PayloadTooLarge",
-    "RateLimited",
-    "ServiceUnavailable",
-    "ServiceUnreachable",
-    "Unauthorized",
-    "UnsupportedMediaType",
-    "ValidationFailed",
-]
+from app.api import *  # noqa: F403 - the re-export is the point of this module
+from app.api import __all__ as __all__
