@@ -135,15 +135,23 @@ def test_postgresql_restarted_under_load_gives_503_never_500_and_recovers(
             assert not any(k.endswith(" 500") for k in outcomes), outcomes
             assert set(outcomes) <= {"verify 200", "verify 503", "register 201", "register 503"}
             assert missing_retry_after == []
-            # Recovered without restarting the service: everything answers normally now.
+            # Recovered without restarting the service: each worker may still meet one pooled
+            # connection the restart killed (a 503 with Retry-After, and the pool then replaces
+            # its idle ones), after which everything answers normally: 20 in a row within 30 s.
+            in_a_row, last = 0, ""
+            deadline = time.monotonic() + 30
             with httpx.Client(timeout=30) as client:
-                for _ in range(20):
+                while in_a_row < 20 and time.monotonic() < deadline:
                     reply = client.post(
                         f"{server.url}/v1/verifications/payload",
                         json={"barcode": sealed.payload},
                         headers={"Authorization": f"Bearer {vtok}"},
                     )
-                    assert reply.status_code == 200, reply.text
+                    assert reply.status_code in (200, 503), reply.text
+                    in_a_row, last = (
+                        (in_a_row + 1, "") if reply.status_code == 200 else (0, reply.text)
+                    )
+            assert in_a_row == 20, f"not recovered within 30 s: {last}"
             assert "Traceback" not in server.log()
             print(dict(outcomes))  # shown with -s: how many requests the restart cost
 
