@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import os
 import socket
 import subprocess
 import sys
@@ -33,6 +31,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from stress_bench import instance, serve, token  # noqa: E402 - the same helpers, one copy
+
 from tests.factories import sealed_record  # noqa: E402
 
 
@@ -41,77 +41,6 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-def start(data_dir: Path) -> tuple[subprocess.Popen[str], str, dict[str, object]]:
-    python = sys.executable
-    subprocess.run(
-        [python, "-m", "service", "init", "--data-dir", str(data_dir)],
-        check=True,
-        capture_output=True,
-        cwd=ROOT,
-    )
-    made = subprocess.run(
-        [
-            python,
-            "-m",
-            "service",
-            "admin",
-            "--data-dir",
-            str(data_dir),
-            "create-issuer",
-            "--name",
-            "Bench",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    ver = subprocess.run(
-        [
-            python,
-            "-m",
-            "service",
-            "admin",
-            "--data-dir",
-            str(data_dir),
-            "create-verifier",
-            "--name",
-            "Desk",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    env = {
-        **os.environ,
-        "PAYSLIP_RATE_LIMIT_IP": "off",
-        "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
-        "PAYSLIP_RATE_LIMIT_CLIENT": "off",
-    }
-    proc = subprocess.Popen(
-        [python, "-m", "service", "serve", "--data-dir", str(data_dir), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip().removeprefix("listening on ")
-    return proc, url, {"issuer": json.loads(made.stdout), "verifier": json.loads(ver.stdout)}
-
-
-def token(url: str, creds: dict[str, str]) -> str:
-    body = {
-        "grant_type": "client_credentials",
-        "client_id": creds["client_id"],
-        "client_secret": creds["client_secret"],
-        "audience": url,
-    }
-    return str(httpx.post(f"{url}/oauth/token", json=body, timeout=10).json()["access_token"])
 
 
 def normal_latencies(url: str, bearer: str, payload: str, seconds: float) -> list[float]:
@@ -213,10 +142,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url, creds = start(Path(tmp) / "d")
+        issuer, verifier = instance(Path(tmp) / "d")
+        proc, url = serve(Path(tmp) / "d")
         try:
-            issuer, verifier = creds["issuer"], creds["verifier"]
-            assert isinstance(issuer, dict) and isinstance(verifier, dict)
             itok, vtok = token(url, issuer), token(url, verifier)
             sealed = sealed_record(str(issuer["encryption_key"]))
             httpx.post(
