@@ -18,6 +18,7 @@ from pathlib import Path
 import platformdirs
 
 from service.domain.errors import MasterKeyMismatch, ServiceError
+from service.instance import InstanceError
 from service.storage.port import StoreUnavailable
 
 ERROR_LOG_NAME = "payslip-verify-errors.log"
@@ -43,9 +44,6 @@ def operator_message(exc: BaseException, port: int | None = None, host: str | No
 
 
 def _known(exc: BaseException, port: int | None, host: str | None) -> str | None:
-    # Imported here: instance.py imports the storage adapters' port, this module must stay light.
-    from service.instance import InstanceError
-
     if isinstance(exc, InstanceError):
         return str(exc)
     if isinstance(exc, ServiceError):
