@@ -194,6 +194,21 @@ def make_instance(data_dir: Path) -> tuple[dict[str, str], dict[str, Any], dict[
     return created, issuer, verifier
 
 
+def start_live(data_dir: Path, **options: Any) -> LiveService:
+    """A new instance in `data_dir` (admin, issuer, verifier) served in-process on TinyDB with
+    `service.server.start(**options)`; the caller stops it with `live.running.stop()`."""
+    created, issuer, verifier = make_instance(data_dir)
+    running = start(data_dir, **options)
+    return LiveService(
+        running,
+        data_dir,
+        created["admin_client_id"],
+        created["admin_client_secret"],
+        issuer,
+        verifier,
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -291,20 +306,12 @@ def live(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LiveService
     if getattr(request, "param", TINYDB) == POSTGRES_4_WORKERS:
         yield _postgres_live(request.getfixturevalue("postgres_server"))
         return
-    data_dir = tmp_path / "data"
-    created, issuer, verifier = make_instance(data_dir)
-    running = start(data_dir)
+    live = start_live(tmp_path / "data")
     try:
-        yield LiveService(
-            running,
-            data_dir,
-            created["admin_client_id"],
-            created["admin_client_secret"],
-            issuer,
-            verifier,
-        )
+        yield live
     finally:
-        running.stop()
+        assert live.running is not None
+        live.running.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -17,9 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.server import start
 from tests.factories import sealed_record
-from tests.service.conftest import LiveService, make_instance
+from tests.service.conftest import start_live
 
 
 @pytest.fixture
@@ -55,17 +54,9 @@ def _fill(folder: Path) -> Path:
 
 
 def test_verification_answers_on_a_full_disk_and_recovers(small_disk: Path) -> None:
-    data_dir = small_disk / "data"
-    created, issuer, verifier = make_instance(data_dir)
-    running = start(data_dir)
-    live = LiveService(
-        running,
-        data_dir,
-        created["admin_client_id"],
-        created["admin_client_secret"],
-        issuer,
-        verifier,
-    )
+    live = start_live(small_disk / "data")
+    running, issuer = live.running, live.issuer
+    assert running is not None
     try:
         issuer_token, verifier_token = live.issuer_token(), live.verifier_token()
         unpinned = [sealed_record(issuer["encryption_key"]) for _ in range(30)]

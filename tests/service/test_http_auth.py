@@ -20,9 +20,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.instance import domain_for, load_master_key, make_config, open_store
-from service.server import Running, start
 from tests.factories import sealed_record
-from tests.service.conftest import BOTH_STORES, LiveService, make_instance
+from tests.service.conftest import BOTH_STORES, LiveService, make_instance, start_live
 from tests.service.http_helpers import expect_error
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -422,27 +421,17 @@ class Split:
 def split(tmp_path: Path) -> Iterator[Split]:
     """A server whose three role URLs differ from where it listens (PROTOCOL §9 --*-url). An
     in-process TinyDB server only: the URLs are the server's own configuration, not the store's."""
-    data_dir = tmp_path / "data"
-    created, issuer, verifier = make_instance(data_dir)
-    running: Running = start(
-        data_dir,
+    live = start_live(
+        tmp_path / "data",
         issuer_url="https://issuer.example.test/",
         verifier_url="https://verify.example.test",
         auth_url="https://auth.example.test",
     )
     try:
-        yield Split(
-            LiveService(
-                running,
-                data_dir,
-                created["admin_client_id"],
-                created["admin_client_secret"],
-                issuer,
-                verifier,
-            )
-        )
+        yield Split(live)
     finally:
-        running.stop()
+        assert live.running is not None
+        live.running.stop()
 
 
 def test_audience_must_be_the_url_of_the_scopes_api(split: Split) -> None:

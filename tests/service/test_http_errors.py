@@ -15,9 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from service.server import start
 from tests.factories import sealed_record
-from tests.service.conftest import BOTH_STORES, LiveService, make_instance
+from tests.service.conftest import BOTH_STORES, LiveService, start_live
 from tests.service.http_helpers import ISSUER, VERIFIER, api_routes, expect_error
 
 LIVE_STORES = BOTH_STORES
@@ -305,17 +304,7 @@ def limited(
     def launch(**env: str) -> LiveService:
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        data_dir = tmp_path / f"data{len(started)}"
-        created, issuer, verifier = make_instance(data_dir)
-        running = start(data_dir)
-        live = LiveService(
-            running,
-            data_dir,
-            created["admin_client_id"],
-            created["admin_client_secret"],
-            issuer,
-            verifier,
-        )
+        live = start_live(tmp_path / f"data{len(started)}")
         started.append(live)
         return live
 

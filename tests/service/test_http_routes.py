@@ -18,8 +18,7 @@ import pytest
 from service.http.openapi import UNROUTED, build_openapi
 from service.instance import make_config
 from service.protocol.errors import ErrorCode
-from service.server import start
-from tests.service.conftest import LiveService, make_instance
+from tests.service.conftest import LiveService, start_live
 from tests.service.http_helpers import (
     ADMIN,
     ISSUER,
@@ -56,20 +55,12 @@ def ids(routes: list[ServedRoute] | tuple[ServedRoute, ...]) -> list[str]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """One real server on loopback for the whole module: these tests only read."""
-    data_dir = tmp_path_factory.mktemp("routes") / "data"
-    created, issuer, verifier = make_instance(data_dir)
-    running = start(data_dir)
+    live = start_live(tmp_path_factory.mktemp("routes") / "data")
     try:
-        yield LiveService(
-            running,
-            data_dir,
-            created["admin_client_id"],
-            created["admin_client_secret"],
-            issuer,
-            verifier,
-        )
+        yield live
     finally:
-        running.stop()
+        assert live.running is not None
+        live.running.stop()
 
 
 @pytest.fixture(scope="module")
