@@ -1,15 +1,24 @@
-"""Builders for test records: real AES-GCM encryption with an issuer's key, synthetic data only."""
+"""Builders for test records: real AES-GCM encryption with an issuer's key, synthetic data only.
+
+Sealing and record building are the protocol's own (`service.protocol.sealing`), the same code the
+issuer library and the demo use, so the tests exercise what issuers send."""
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
-from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
-from service.protocol.crypto import encrypt
-from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from service.protocol.crypto import TAG_BYTES
+from service.protocol.encoding import b64url_decode, new_reference
 from service.protocol.pii_text import build_pii_text
+from service.protocol.sealing import (
+    SealedPii,
+    build_and_register_record,
+    non_pii_record,
+    seal_bytes,
+)
 
 AU_V1: dict[str, Any] = {
     "schema": "au.payslip.v1",
@@ -123,9 +132,15 @@ PII_FIELDS: dict[str, dict[str, str]] = {
 
 @dataclass(frozen=True)
 class Sealed:
+    """A registerNonPII body and the one sealing it carries (IV and tag in the body)."""
+
     body: dict[str, Any]
-    ciphertext: bytes
+    pii: SealedPii
     pii_text: str
+
+    @property
+    def ciphertext(self) -> bytes:
+        return self.pii.ciphertext
 
     @property
     def reference(self) -> str:
@@ -133,10 +148,57 @@ class Sealed:
 
     @property
     def payload(self) -> str:
-        return build_payload_v2(self.reference, self.ciphertext)
+        return self.pii.payload_v2(self.reference)
 
     def scan_url(self, base: str = "https://verify.example.test") -> str:
-        return build_scan_url_v2(base, self.reference, self.ciphertext)
+        return self.pii.scan_url(base, self.reference)
+
+
+def sealed_payslip(
+    key_b64: str,
+    template: dict[str, Any],
+    plaintext: str | bytes,
+    *,
+    reference: str | None = None,
+    key_version: str | None = None,
+) -> Sealed:
+    """`template` (schema, issued_at, payslip_non_pii) registered as sealing `plaintext` under
+    the issuer's key; bytes that are not UTF-8 are for readers' raw-text tests."""
+    raw = plaintext if isinstance(plaintext, bytes) else plaintext.encode("utf-8")
+    return _registered(template, seal_bytes(raw, key_b64), raw, reference, key_version)
+
+
+def sealed_with_iv(
+    key_b64: str,
+    iv: bytes,
+    plaintext: bytes,
+    template: dict[str, Any] = AU_V1,
+    *,
+    reference: str | None = None,
+) -> Sealed:
+    """Sealed under a chosen IV, which an issuer must never do (the protocol's sealing always
+    draws a fresh one): only for tests of the service's IV rules."""
+    out = AESGCM(b64url_decode(key_b64)).encrypt(iv, plaintext, None)
+    pii = SealedPii(out[:-TAG_BYTES], iv, out[-TAG_BYTES:])
+    return _registered(template, pii, plaintext, reference, None)
+
+
+def _registered(
+    template: dict[str, Any],
+    pii: SealedPii,
+    plaintext: bytes,
+    reference: str | None,
+    key_version: str | None,
+) -> Sealed:
+    body = non_pii_record(
+        template["schema"],
+        template["issued_at"],
+        template["payslip_non_pii"],
+        pii,
+        reference=reference or new_reference(),
+        key_version=key_version,
+    )
+    return Sealed(body, pii, plaintext.decode("utf-8", errors="replace"))
 
 
 def sealed_record(
@@ -150,18 +212,19 @@ def sealed_record(
 ) -> Sealed:
     """A registerNonPII body with its ciphertext, encrypted under the issuer's key."""
     text = pii_text if pii_text is not None else build_pii_text(pii_format, PII_FIELDS[pii_format])
-    sealed = encrypt(text.encode("utf-8"), b64url_decode(key_b64))
-    body = copy.deepcopy(SCHEMAS[schema])
-    body["service_reference"] = reference or new_reference()
-    meta: dict[str, Any] = {"iv": b64url_encode(sealed.iv), "tag": b64url_encode(sealed.tag)}
-    if key_version:
-        meta["key_version"] = key_version
-    body["encryption_metadata"] = meta
-    return Sealed(body, sealed.ciphertext, text)
+    return sealed_payslip(
+        key_b64, SCHEMAS[schema], text, reference=reference, key_version=key_version
+    )
 
 
 def build_body(sealed: Sealed) -> dict[str, Any]:
-    """The registerAndBuildBarcode body for the same encryption (no reference, with ciphertext)."""
-    body = {k: v for k, v in sealed.body.items() if k != "service_reference"}
-    body["encrypted_pii"] = b64url_encode(sealed.ciphertext)
-    return body
+    """The registerAndBuildBarcode body for the same sealing (no reference, with ciphertext);
+    schema, issued_at and payslip are read from `sealed.body`, so a test may change them."""
+    body = sealed.body
+    return build_and_register_record(
+        body["schema"],
+        body["issued_at"],
+        body["payslip_non_pii"],
+        sealed.pii,
+        key_version=body["encryption_metadata"].get("key_version"),
+    )

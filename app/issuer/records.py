@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any, Literal
 from app.api_client import ApiClient
 from app.api_errors import InvalidResponse
 from app.issuer.badges import BADGE_WIDTH, render_badge_png
-from app.issuer.sealing import SealedPii, decode_key, new_reference, seal
+from service.protocol.encoding import new_reference
 from service.protocol.schemas import (
     FieldError,
     SchemaValidationError,
@@ -36,6 +35,13 @@ from service.protocol.schemas import (
     validate_batch_record,
     validate_register_and_build,
     validate_register_non_pii,
+)
+from service.protocol.sealing import (
+    SealedPii,
+    build_and_register_record,
+    decode_key,
+    non_pii_record,
+    seal,
 )
 
 __all__ = [
@@ -87,47 +93,6 @@ class IssuerKey:
             info.get("key_version") or None,
             info.get("issuer_id") or None,
         )
-
-
-def non_pii_record(
-    schema: str,
-    issued_at: str,
-    payslip_non_pii: Mapping[str, Any],
-    sealed: SealedPii,
-    *,
-    reference: str,
-    key_version: str | None = None,
-    external_id: str | None = None,
-) -> dict[str, Any]:
-    """A registerNonPII body (or, with `external_id`, a batch record)."""
-    record: dict[str, Any] = {
-        "schema": schema,
-        "issued_at": issued_at,
-        "payslip_non_pii": copy.deepcopy(dict(payslip_non_pii)),
-        "encryption_metadata": sealed.encryption_metadata(key_version),
-        "service_reference": reference,
-    }
-    if external_id is not None:
-        record["external_id"] = external_id
-    return record
-
-
-def build_and_register_record(
-    schema: str,
-    issued_at: str,
-    payslip_non_pii: Mapping[str, Any],
-    sealed: SealedPii,
-    *,
-    key_version: str | None = None,
-) -> dict[str, Any]:
-    """A registerAndBuildBarcode body: the ciphertext rides along, no reference is sent."""
-    return {
-        "schema": schema,
-        "issued_at": issued_at,
-        "payslip_non_pii": copy.deepcopy(dict(payslip_non_pii)),
-        "encryption_metadata": sealed.encryption_metadata(key_version),
-        "encrypted_pii": sealed.ciphertext_b64,
-    }
 
 
 def check_payslip(

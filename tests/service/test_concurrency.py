@@ -3,7 +3,6 @@ issuer IV, every loser told why, and a store that reopens holding exactly the wi
 
 from __future__ import annotations
 
-import copy
 import os
 import random
 import threading
@@ -17,14 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from service.instance import open_store
 from service.protocol.barcode_text import build_payload_v2
-from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
+from service.protocol.encoding import b64url_encode, new_reference
 from service.server import Running, start
 from service.storage.tinydb_store import TinyDBStore
-from tests.factories import AU_V1
+from tests.factories import AU_V1, sealed_with_iv
 from tests.service.conftest import make_instance
 
 THREADS = 16
@@ -45,13 +43,17 @@ class Attempt:
 
 def attempt(issuer: dict[str, Any], reference: str, iv: bytes, gross_cents: int) -> Attempt:
     plaintext = f"P1|Worker {gross_cents}|Role|Dept|51824753556|062-000|1234|W".encode()
-    sealed = AESGCM(b64url_decode(issuer["encryption_key"])).encrypt(iv, plaintext, None)
-    body = copy.deepcopy(AU_V1)
-    body["payslip_non_pii"]["gross_cents"] = gross_cents
-    body["service_reference"] = reference
-    body["encryption_metadata"] = {"iv": b64url_encode(iv), "tag": b64url_encode(sealed[-16:])}
+    payslip = {**AU_V1["payslip_non_pii"], "gross_cents": gross_cents}
+    template = {**AU_V1, "payslip_non_pii": payslip}
+    key = issuer["encryption_key"]
+    sealed = sealed_with_iv(key, iv, plaintext, template, reference=reference)
     return Attempt(
-        issuer["issuer_id"], reference, b64url_encode(iv), gross_cents, sealed[:-16], body
+        issuer["issuer_id"],
+        reference,
+        b64url_encode(iv),
+        gross_cents,
+        sealed.ciphertext,
+        sealed.body,
     )
 
 

@@ -14,12 +14,10 @@ import httpx
 import numpy as np
 import pytest
 import zxingcpp
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
-from service.protocol.crypto import encrypt
 from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
-from tests.factories import AU_V1, Sealed, build_body, sealed_record
+from tests.factories import AU_V1, Sealed, build_body, sealed_payslip, sealed_record, sealed_with_iv
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 
@@ -46,11 +44,7 @@ def other_issuer(live: LiveService, name: str = "Other Payroll") -> tuple[dict[s
 
 def with_iv(key_b64: str, iv: bytes, text: bytes = b"P1|A|B|C|D|E|F|G") -> dict[str, Any]:
     """A registerNonPII body whose ciphertext was made with a chosen IV (for IV rule tests)."""
-    sealed = AESGCM(b64url_decode(key_b64)).encrypt(iv, text, None)
-    body = copy.deepcopy(AU_V1)
-    body["service_reference"] = new_reference()
-    body["encryption_metadata"] = {"iv": b64url_encode(iv), "tag": b64url_encode(sealed[-16:])}
-    return body
+    return sealed_with_iv(key_b64, iv, text).body
 
 
 def decode_badge(data: str) -> str:
@@ -537,13 +531,9 @@ def test_build_a_second_time_is_iv_reused(live: LiveService) -> None:
 
 
 def test_build_accepts_the_largest_ciphertext(live: LiveService) -> None:
-    key = b64url_decode(live.issuer["encryption_key"])
-    sealed = encrypt(b"X" * 2164, key)
-    encoded = b64url_encode(sealed.ciphertext)
-    assert len(encoded) == 2886
-    body = copy.deepcopy(AU_V1)
-    body["encryption_metadata"] = {"iv": b64url_encode(sealed.iv), "tag": b64url_encode(sealed.tag)}
-    body["encrypted_pii"] = encoded
+    sealed = sealed_payslip(live.issuer["encryption_key"], AU_V1, "X" * 2164)
+    body = build_body(sealed)
+    assert len(body["encrypted_pii"]) == 2886
     reply = live.post("/v1/registerAndBuildBarcode", body, live.issuer_token())
     assert reply.status_code == 201, reply.text
     reference = reply.json()["service_reference"]

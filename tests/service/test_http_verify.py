@@ -3,7 +3,6 @@ PROTOCOL §4/§6, and each way a barcode can fail."""
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 from urllib.parse import quote
@@ -15,9 +14,8 @@ from service.protocol.barcode_text import (
     build_payload_v2,
     build_scan_url_v1_fragment,
 )
-from service.protocol.crypto import encrypt
-from service.protocol.encoding import b64url_decode, b64url_encode, base32_encode, new_reference
-from tests.factories import AU_V1, NZ_V1, PII_FIELDS, Sealed, sealed_record
+from service.protocol.encoding import b64url_encode, base32_encode
+from tests.factories import AU_V1, NZ_V1, PII_FIELDS, Sealed, sealed_payslip, sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 
@@ -29,14 +27,6 @@ TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 def register(live: LiveService, sealed: Sealed, token: str | None = None) -> None:
     reply = live.post("/v1/registerNonPII", sealed.body, token or live.issuer_token())
     assert reply.status_code == 201, reply.text
-
-
-def sealed_bytes(key_b64: str, plaintext: bytes, base: dict[str, Any] = AU_V1) -> Sealed:
-    sealed = encrypt(plaintext, b64url_decode(key_b64))
-    body = copy.deepcopy(base)
-    body["service_reference"] = new_reference()
-    body["encryption_metadata"] = {"iv": b64url_encode(sealed.iv), "tag": b64url_encode(sealed.tag)}
-    return Sealed(body, sealed.ciphertext, plaintext.decode("utf-8", errors="replace"))
 
 
 def forms(sealed: Sealed, base: str) -> dict[str, str]:
@@ -144,7 +134,7 @@ def test_employee_keys_per_pii_format_with_empty_fields_omitted(
 def test_other_plaintexts_verify_as_raw_text(
     live: LiveService, plaintext: bytes, employee: dict[str, str]
 ) -> None:
-    sealed = sealed_bytes(live.issuer["encryption_key"], plaintext)
+    sealed = sealed_payslip(live.issuer["encryption_key"], AU_V1, plaintext)
     register(live, sealed)
     result = live.verify(sealed.payload)
     assert result.status_code == 200, result.text

@@ -22,8 +22,6 @@ import pytest
 from service.config import BodyLimits, ServiceConfig
 from service.http.app import create_app
 from service.instance import domain_for, load_master_key, make_config, open_store
-from service.protocol.crypto import encrypt
-from service.protocol.encoding import b64url_decode, b64url_encode
 from service.storage.port import Store, StoreUnavailable
 from tests.factories import build_body, sealed_record
 from tests.service.conftest import make_instance
@@ -463,17 +461,7 @@ def test_a_badge_that_cannot_fit_is_refused_at_encrypted_pii(tmp_path: Path) -> 
     long_origin = "https://" + "v" * 1500 + ".example"
     app = InProcess(tmp_path, verifier_url=long_origin)
     try:
-        key = b64url_decode(app.issuer["encryption_key"])
-        sealed = encrypt(b"X" * 2164, key)
-        body = {
-            **sealed_record(app.issuer["encryption_key"]).body,
-            "encryption_metadata": {
-                "iv": b64url_encode(sealed.iv),
-                "tag": b64url_encode(sealed.tag),
-            },
-            "encrypted_pii": b64url_encode(sealed.ciphertext),
-        }
-        del body["service_reference"]
+        body = build_body(sealed_record(app.issuer["encryption_key"], pii_text="X" * 2164))
         token = app.token(app.issuer)
         reply = app.call("POST", "/v1/registerAndBuildBarcode", body, token=token)
         found = expect(reply, 400, "VALIDATION_FAILED")
