@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -466,19 +465,42 @@ WRITER = textwrap.dedent(
 )
 
 
-def drain(stream: IO[bytes], into: list[bytes]) -> None:
-    into.extend(iter(stream.readline, b""))
+class Acknowledgements:
+    """The writer's stdout, drained on a thread (so the writer never blocks on a full pipe): the
+    lines it printed in full, each one an acknowledged batch, and an event set once `target` of
+    them have arrived or the writer's output ended."""
+
+    def __init__(self, stream: IO[bytes], target: int) -> None:
+        self.lines: list[bytes] = []
+        self.ready = threading.Event()
+        self._target = target
+        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        for line in iter(stream.readline, b""):
+            if not line.endswith(b"\n"):
+                break  # the last line, cut off by the kill: not acknowledged
+            self.lines.append(line)
+            if len(self.lines) >= self._target:
+                self.ready.set()
+        self.ready.set()
+
+    def references(self) -> list[str]:
+        self._thread.join(timeout=30)
+        return [ref for line in self.lines for ref in line.decode().split()]
 
 
 @pytest.mark.slow
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
-    """A writer process is killed at random moments (mid-append, mid-compaction, mid-rename);
-    every batch it printed (acknowledged) must be there after reopening."""
+    """A writer process is killed without warning once it has acknowledged a number of batches
+    that differs per round, as does its compaction threshold, so the kill lands mid-append,
+    mid-compaction or mid-rename; every batch it printed (acknowledged) must be there after
+    reopening. The kill waits on the count, never on the clock, so a loaded machine only slows
+    the test down."""
     acknowledged: list[str] = []
-    deadline = time.monotonic() + 40
     for round_ in range(6):
-        if time.monotonic() > deadline:
-            break
+        target = 10 + 25 * round_  # batches; compaction every 5 + 7 * round_ journal lines
         proc = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(tmp_path), str(5 + round_ * 7), f"k{round_}"],
             cwd=ROOT,
@@ -486,33 +508,22 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
-        assert proc.stdout is not None
-        stdout = proc.stdout
-        chunks: list[bytes] = []
-        reader = threading.Thread(target=drain, args=(stdout, chunks))
-        reader.start()  # keep draining, so the writer never blocks on a full pipe
-        start = time.monotonic()
-        while not chunks and time.monotonic() - start < 20:
-            time.sleep(0.01)
-        # Kill without warning at a moment that varies per round (mid-append, mid-compaction).
-        time.sleep(0.15 + 0.11 * round_)
+        assert proc.stdout is not None and proc.stderr is not None
+        acks = Acknowledgements(proc.stdout, target)
+        acks.ready.wait(timeout=120)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        reader.join(timeout=30)
-        assert proc.stderr is not None
+        references = acks.references()
         err = proc.stderr.read()
         proc.stderr.close()
-        stdout.close()
-        if not chunks:
-            pytest.fail(f"writer produced nothing: {err.decode()}")
-        # A line printed in full was acknowledged; a cut-off last line may not have been.
-        for chunk in chunks:
-            if chunk.endswith(b"\n"):
-                acknowledged.extend(chunk.decode().split())
+        proc.stdout.close()
+        if len(acks.lines) < target:
+            pytest.fail(f"round {round_}: {len(acks.lines)} of {target} batches: {err.decode()}")
+        assert proc.returncode == -signal.SIGKILL
+        acknowledged.extend(references)
 
         with TinyDBStore(tmp_path, compact_on_close=round_ % 2 == 0) as store:
             missing = [ref for ref in acknowledged if store.get_record(ref) is None]
             assert not missing, f"round {round_}: {len(missing)} acknowledged records lost"
             assert sum(store.counts().records_by_issuer.values()) >= len(acknowledged)
             assert store.ping()
-    assert len(acknowledged) > 100
