@@ -1,15 +1,16 @@
 """The employee's personal data as the text the ciphertext holds (PROTOCOL §4).
 
 Thin wrappers over `service.protocol.pii_text`, so the issuer library writes exactly what the
-service parses back: one builder per format with the fields as keyword arguments (a typo is a
-TypeError at the call site instead of a silently empty field), plus the choice of format per
-payslip schema.
+service parses back: one builder per format with the fields as keyword arguments, typed per
+format (a typo is a type error, and a TypeError at the call site, instead of a silently empty
+field), plus the choice of format per payslip schema.
 Errors are `PiiTextError`, which names the field and never echoes its value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Required, TypedDict, Unpack, cast
 
 from service.protocol.pii_text import (
     FORMATS,
@@ -63,61 +64,63 @@ def pii_text(prefix: str, fields: Mapping[str, str]) -> str:
     return build_pii_text(prefix, fields)
 
 
-def p1_text(
-    *,
-    employee_name: str,
-    position: str = "",
-    department: str = "",
-    employer_abn: str = "",
-    bsb: str = "",
-    account_number: str = "",
-    account_name: str = "",
-) -> str:
+class _Employee(TypedDict, total=False):
+    employee_name: Required[str]
+    position: str
+    department: str
+    account_number: str
+    account_name: str
+
+
+class P1Fields(_Employee, total=False):
+    employer_abn: str
+    bsb: str
+
+
+class P2Fields(P1Fields, total=False):
+    address: str
+
+
+class AU2Fields(_Employee, total=False):
+    employer_identity: str
+    bsb: str
+    address: str
+
+
+class NZ2Fields(_Employee, total=False):
+    ird_number: str
+    employer_name: str
+    address: str
+
+
+def _text(prefix: str, builder: str, fields: Mapping[str, object]) -> str:
+    """The keyword arguments held to the format as a signature would hold them: an unknown
+    name or a missing `employee_name` is a TypeError at the call site, never a silently empty
+    field (the field order is the protocol's, from `FORMATS`)."""
+    unknown = sorted(set(fields) - set(FORMATS[prefix]))
+    if unknown:
+        raise TypeError(f"{builder}() got an unexpected keyword argument '{unknown[0]}'")
+    if "employee_name" not in fields:
+        raise TypeError(f"{builder}() missing required keyword argument: 'employee_name'")
+    return build_pii_text(prefix, cast("Mapping[str, str]", fields))
+
+
+def p1_text(**fields: Unpack[P1Fields]) -> str:
     """Legacy P1 (no address). Kept for issuers whose readers only know the first format."""
-    return build_pii_text("P1", dict(locals()))
+    return _text("P1", "p1_text", fields)
 
 
-def p2_text(
-    *,
-    employee_name: str,
-    position: str = "",
-    department: str = "",
-    employer_abn: str = "",
-    bsb: str = "",
-    account_number: str = "",
-    account_name: str = "",
-    address: str = "",
-) -> str:
+def p2_text(**fields: Unpack[P2Fields]) -> str:
     """Legacy P2: P1 plus a one-line address."""
-    return build_pii_text("P2", dict(locals()))
+    return _text("P2", "p2_text", fields)
 
 
-def au2_text(
-    *,
-    employee_name: str,
-    position: str = "",
-    department: str = "",
-    employer_identity: str = "",
-    bsb: str = "",
-    account_number: str = "",
-    account_name: str = "",
-    address: str = "",
-) -> str:
+def au2_text(**fields: Unpack[AU2Fields]) -> str:
     """AU2: `employer_identity` is the ABN when known, else the employer's name
     (`au_employer_identity`); `address` is one line (`au_address`)."""
-    return build_pii_text("AU2", dict(locals()))
+    return _text("AU2", "au2_text", fields)
 
 
-def nz2_text(
-    *,
-    employee_name: str,
-    ird_number: str = "",
-    position: str = "",
-    department: str = "",
-    employer_name: str = "",
-    account_number: str = "",
-    account_name: str = "",
-    address: str = "",
-) -> str:
+def nz2_text(**fields: Unpack[NZ2Fields]) -> str:
     """NZ2: with the IRD number; `address` is one line (`nz_address`)."""
-    return build_pii_text("NZ2", dict(locals()))
+    return _text("NZ2", "nz2_text", fields)

@@ -13,26 +13,18 @@ from collections.abc import Mapping
 MAX_PII_BYTES = 1024
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
+_P1 = (
+    "employee_name",
+    "position",
+    "department",
+    "employer_abn",
+    "bsb",
+    "account_number",
+    "account_name",
+)
 FORMATS: dict[str, tuple[str, ...]] = {
-    "P1": (
-        "employee_name",
-        "position",
-        "department",
-        "employer_abn",
-        "bsb",
-        "account_number",
-        "account_name",
-    ),
-    "P2": (
-        "employee_name",
-        "position",
-        "department",
-        "employer_abn",
-        "bsb",
-        "account_number",
-        "account_name",
-        "address",
-    ),
+    "P1": _P1,
+    "P2": (*_P1, "address"),  # P2 is P1 with the address appended
     "AU2": (
         "employee_name",
         "position",
