@@ -8,7 +8,6 @@ except in CI (CI=true) where a missing server must fail loudly instead of silent
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import socket
@@ -24,6 +23,8 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from service.storage.pg_database import Retry, transaction
+from service.storage.pg_rows import RECORD_INSERT, record_params
 from service.storage.port import (
     AddOutcome,
     AddStatus,
@@ -319,15 +320,18 @@ class TestUnavailable:
         with pytest.raises(StoreUnavailable):
             PostgresStore(make_conninfo(database_url, dbname="pv_no_such_database"))
 
-    def test_lost_connections_fail_once_then_recover(
+    def test_connections_killed_by_a_restart_cost_no_failed_call(
         self, store: PostgresStore, schema_url: str
     ) -> None:
+        """A restart kills every pooled connection; the next calls (reads and writes) must not
+        fail: dead connections are found at checkout, or the work is tried once more."""
         store.add_records([make_record(1)])
-        assert _terminate_backends(schema_url) >= 1
-        # The pooled connection is dead: the next call may fail, but only with StoreUnavailable.
-        with contextlib.suppress(StoreUnavailable):
-            store.get_record("REF-000001")
-        assert store.get_record("REF-000001") == make_record(1)
+        for n in range(2, 5):
+            assert _terminate_backends(schema_url) >= 1
+            assert store.get_record("REF-000001") == make_record(1)
+            assert _terminate_backends(schema_url) >= 1
+            assert statuses(store.add_records([make_record(n)])) == [AddStatus.CREATED]
+        assert store.counts().records_by_issuer == {"iss-1": 4}
 
     def test_ping_survives_a_server_side_disconnect(
         self, store: PostgresStore, schema_url: str
@@ -354,6 +358,74 @@ class TestUnavailable:
         assert not isinstance(info.value, psycopg.Error)
         assert store.get_record("REF-000001") is None
         assert store.add_records([make_record(1)])[0].status is AddStatus.CREATED
+
+
+class TestRetryOnLostConnection:
+    """`PgDatabase.run` repeats work whose connection broke under it only when that is certainly
+    safe. The work kills its own backend, as a restart between checkout and use would."""
+
+    @staticmethod
+    def _kill_own_backend(conn: psycopg.Connection[Any]) -> None:
+        conn.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+    def _count(self, store: PostgresStore) -> int:
+        return sum(store.counts().records_by_issuer.values())
+
+    def test_a_read_is_tried_once_more(self, store: PostgresStore) -> None:
+        store.add_records([make_record(1)])
+        attempts: list[int] = []
+
+        def work(conn: psycopg.Connection[Any]) -> object:
+            attempts.append(1)
+            if len(attempts) == 1:
+                self._kill_own_backend(conn)
+            return conn.execute("SELECT count(*) AS n FROM records").fetchone()
+
+        assert store._db.run(work, Retry.SAFE) == {"n": 1}
+        assert len(attempts) == 2
+
+    def test_a_transaction_lost_before_commit_is_tried_once_more(
+        self, store: PostgresStore
+    ) -> None:
+        attempts: list[int] = []
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            attempts.append(1)
+            with transaction(conn):
+                conn.execute(RECORD_INSERT, record_params(make_record(len(attempts))))
+                if len(attempts) == 1:
+                    self._kill_own_backend(conn)  # the server rolls the insert back
+
+        store._db.run(work, Retry.BEFORE_COMMIT)
+        assert len(attempts) == 2
+        assert store.get_record("REF-000001") is None
+        assert store.get_record("REF-000002") is not None
+
+    def test_a_transaction_lost_after_commit_is_not_repeated(self, store: PostgresStore) -> None:
+        attempts: list[int] = []
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            attempts.append(1)
+            with transaction(conn):
+                conn.execute(RECORD_INSERT, record_params(make_record(len(attempts))))
+            self._kill_own_backend(conn)  # committed: a repeat would insert a second record
+
+        with pytest.raises(StoreUnavailable):
+            store._db.run(work, Retry.BEFORE_COMMIT)
+        assert len(attempts) == 1
+        assert self._count(store) == 1
+
+    def test_a_plain_insert_is_never_repeated(self, store: PostgresStore) -> None:
+        attempts: list[int] = []
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            attempts.append(1)
+            self._kill_own_backend(conn)
+
+        with pytest.raises(StoreUnavailable):
+            store._db.run(work, Retry.NEVER)
+        assert len(attempts) == 1
+        assert store.ping()  # and the pool has replaced the dead connection
 
 
 class TestDuplicateAdds:
