@@ -1,24 +1,10 @@
 """Writing output files atomically: see `app.files`, where it lives so that pay-run worker
-processes can import it without the whole issuer library. Re-exported here for the library."""
+processes can import it without the whole issuer library. Re-exported here for the library,
+name for name (`app.files.__all__`)."""
 
 from __future__ import annotations
 
-from app.files import (
-    OutputError,
-    atomic_write_bytes,
-    atomic_writer,
-    check_writable,
-    explain,
-    fsync_dir,
-    write_new_file,
-)
+from app import files as _files
+from app.files import *  # noqa: F403
 
-__all__ = [
-    "OutputError",
-    "atomic_write_bytes",
-    "atomic_writer",
-    "check_writable",
-    "explain",
-    "fsync_dir",
-    "write_new_file",
-]
+__all__ = list(_files.__all__)
