@@ -135,6 +135,30 @@ def read_image_file(path: str | os.PathLike[str], decoder: Decoder | None = None
     return _decode_image_bytes(_read_bytes(file), file.name, decoder or decoder_chain())
 
 
+def read_image_bytes(data: bytes, name: str, decoder: Decoder | None = None) -> InputReading:
+    """An in-memory PNG or JPEG as a reading (the GUI's demo samples are rendered, never saved);
+    ``name`` is what an error message calls it."""
+    texts = _decode_image_bytes(data, name, decoder or decoder_chain())
+    return InputReading(kind="image", payloads=_payloads_to_verify(None, texts))
+
+
+def read_file(path: str | os.PathLike[str], decoder: Decoder | None = None) -> InputReading:
+    """A PDF or an image file, told apart by its first bytes (a file can be named anything).
+
+    The one way a file is read, by ``app verify`` and by the verify screen alike. A file that
+    holds no code is no error here: its reading has no payloads, and the caller says so in its
+    own words (the verify flow as "no code found", ``app verify`` as an error).
+    """
+    file = Path(path)
+    data = _read_bytes(file)
+    decoder = decoder or decoder_chain()
+    if _PDF_MAGIC in data[:1024]:
+        pdf = _read_pdf_bytes(data, file.name, decoder)
+        return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf)
+    texts = _decode_image_bytes(data, file.name, decoder)
+    return InputReading(kind="image", payloads=_payloads_to_verify(None, texts))
+
+
 def _decode_image_bytes(data: bytes, name: str, decoder: Decoder) -> list[str]:
     try:
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
@@ -287,20 +311,14 @@ def read_input(arg: str, decoder: Decoder | None = None) -> InputReading:
     bytes, not its name. Text that is neither an existing file nor a barcode is an error here, so
     ``app verify`` never sends a typo to the service.
     """
-    decoder = decoder or decoder_chain()
     path = Path(arg)
     if _is_file(path):
-        data = _read_bytes(path)
-        if _PDF_MAGIC in data[:1024]:
-            pdf = _read_pdf_bytes(data, path.name, decoder)
-            payloads = pdf.payloads_to_verify()
-            if not payloads:
-                raise InputError(f"{path.name} has no payslip metadata and no QR code")
-            return InputReading(kind="pdf", payloads=payloads, pdf=pdf)
-        texts = _decode_image_bytes(data, path.name, decoder)
-        if not texts:
-            raise InputError(f"no QR code found in {path.name}")
-        return InputReading(kind="image", payloads=_payloads_to_verify(None, texts))
+        reading = read_file(path, decoder)
+        if reading.payloads:
+            return reading
+        if reading.kind == "pdf":
+            raise InputError(f"{path.name} has no payslip metadata and no QR code")
+        raise InputError(f"no QR code found in {path.name}")
     if _is_dir(path):
         raise InputError(f"{path.name or arg} is a folder, not a file")
     text = arg.strip()

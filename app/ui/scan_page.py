@@ -25,6 +25,18 @@ from service.demo import DemoSample
 CAMERA_HINT = "Hold the payslip's QR code inside the frame"
 
 
+def inputs_sentence(kiosk: bool, camera: bool) -> str:
+    """The screen's subtitle: names only the inputs the page offers (the kiosk has no files)."""
+    parts = []
+    if camera:
+        parts.append("hold its QR badge to the camera")
+    if not kiosk:
+        parts.append("drop or open the PDF")
+    parts.append("scan or type the code text" if kiosk else "paste the code text")
+    text = "; ".join(parts[:-1]) + ("; or " if len(parts) > 1 else "") + parts[-1]
+    return text[0].upper() + text[1:] + "."
+
+
 class ScanPage(QWidget):
     """Camera preview and status, file buttons, the code field, the notice and demo samples.
 

@@ -4,9 +4,12 @@ Four inputs feed one pipeline (:func:`app.verify_flow.verify_reading`, shared wi
 the camera (through :class:`~app.ui.camera_worker.CameraScanner`, in its own thread), image
 files, PDFs (open dialog or drag and drop) and pasted or typed barcode text (a USB barcode
 scanner "types" the code and presses Enter into the focused field, so that path doubles as
-scanner support). Reading files and calling the service run on the :class:`TaskRunner`, never on
-the GUI thread; each request carries a generation number so a result that arrives after the
-operator moved on (Next, Esc, a newer scan) is dropped instead of popping up over the next person.
+scanner support). This module decides what each input leads to and wires the screen's parts
+together: :mod:`~app.ui.verify_pipeline` runs one verification at a time off the GUI thread and
+drops answers that arrive after the operator moved on (Next, Esc, a newer scan);
+:mod:`~app.ui.verify_result` shows the card and holds it; :mod:`~app.ui.verify_camera` runs the
+camera and its preview; :mod:`~app.ui.verify_health` keeps the service line current;
+:mod:`~app.ui.scan_page` holds the waiting state's widgets.
 
 A result holds: it stays on screen for ``settings.idle_timeout`` seconds (countdown on the card)
 or until Next/Esc, whatever the camera sees meanwhile. Camera reads while a result is shown or
@@ -17,9 +20,10 @@ result is deleted and the camera may accept the same code again. Only outcome st
 and request ids are logged.
 
 Fail fast: a verification that gets no answer ends in CANNOT VERIFY within
-:data:`~app.context.VERIFY_DEADLINE` seconds (the API client's deadline, backed by a watchdog
-here), and a light health poll shows whether the service is reachable before anyone scans.
-Text that is not a payslip code is refused here, locally: nothing is sent and no verdict shown.
+:data:`~app.context.VERIFY_DEADLINE` seconds (the API client's deadline, backed by the
+pipeline's watchdog), and a light health poll shows whether the service is reachable before
+anyone scans. Text that is not a payslip code is refused here, locally: nothing is sent and no
+verdict shown.
 
 Kiosk mode: larger type, verify only, no file dialogs (they open the file system to whoever
 stands at the kiosk), settings behind the operator PIN, fully keyboard operable: the code field
@@ -30,62 +34,45 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QHideEvent,
-    QImage,
     QKeySequence,
-    QPixmap,
     QResizeEvent,
     QShortcut,
     QShowEvent,
 )
 from PySide6.QtWidgets import (
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QPushButton,
-    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from app.context import VERIFY_DEADLINE, AppContext
-from app.inputs.reading import InputError, InputReading
-from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener, opencv_opener
+from app.context import AppContext
+from app.inputs.reading import InputReading, read_file
+from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener
 from app.ui.card_parts import plain_label
 from app.ui.pin_dialog import PinGuard, ask_pin
-from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard
-from app.ui.scan_page import CAMERA_HINT, ScanPage
+from app.ui.scan_page import ScanPage, inputs_sentence
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.style import screen_stylesheet
 from app.ui.tasks import TaskRunner
 from app.ui.verdict_sound import VerdictSound
-from app.ui.verify_inputs import (
-    local_files,
-    reading_from_file,
-    reading_from_image_bytes,
-    sample_badge_png,
-)
-from app.verify_flow import Attempt, Outcome, is_payslip_code, refusal, verify_reading
+from app.ui.verify_camera import CameraFeed
+from app.ui.verify_health import ServiceHealth
+from app.ui.verify_inputs import local_files, sample_reading
+from app.ui.verify_pipeline import Reader, VerifyPipeline
+from app.ui.verify_result import ResultPage
+from app.verify_flow import Outcome, is_payslip_code
 
 log = logging.getLogger("app.verify")
-
-SLOW_MS = 1500
-"""After this long without an answer the card says the service is slow."""
-WATCHDOG_MS = round(VERIFY_DEADLINE * 1000) + 700
-"""The latest a verification may end: past it the card says CANNOT VERIFY whatever the worker
-thread is still doing (its late answer is dropped). Under the 5 s the desk was promised."""
-HEALTH_MS = 10_000
-"""How often the screen asks the service's /healthz (one short GET, no auth)."""
-
-Reader = Callable[[], InputReading]
 
 
 class VerifyScreen(QWidget):
@@ -132,46 +119,40 @@ class VerifyScreen(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setStyleSheet(screen_stylesheet(kiosk))
         self.setAcceptDrops(True)
-        self._camera_opener = camera_opener
-        self._decode_every = decode_every
-        self._camera_retry_ms = camera_retry_ms
-        self._camera_enabled = start_camera
-        self._generation = 0
-        self._pending = False
         self._another_in_view = False
-        self._last_reader: Reader | None = None
-        self._remaining = 0
         self._pin_guard = PinGuard(context.settings)
         self.sound = VerdictSound(lambda: bool(context.settings.verdict_sound))
-        self.scanner: CameraScanner | None = None
-        self._pixmap: QPixmap | None = None
+        self.health = ServiceHealth(context, tasks, self)
+        self.health.changed.connect(self.service_state)
+        self.pipeline = VerifyPipeline(context, tasks, self)
+        self.pipeline.started.connect(self.verification_started)
+        self.pipeline.slow.connect(self._still_waiting)
+        self.pipeline.refused.connect(self._refuse)
+        self.pipeline.answered.connect(self._show)
 
         outer = QVBoxLayout(self)
         margin = 28 if kiosk else 20
         outer.setContentsMargins(margin, margin - 6, margin, margin)
         outer.setSpacing(14)
-        outer.addLayout(self._build_header())
+        outer.addLayout(self._build_header(start_camera))
         self.pages = QStackedWidget()
-        self.scan_page = self._build_scan_page()
+        self.scan_page = self._build_scan_page(start_camera)
         self.result_page = self._build_result_page()
         self.pages.addWidget(self.scan_page)
         self.pages.addWidget(self.result_page)
         outer.addWidget(self.pages, 1)
-
-        self._countdown = QTimer(self)
-        self._countdown.setInterval(1000)
-        self._countdown.timeout.connect(self._tick_countdown)
-        self._slow = QTimer(self)
-        self._slow.setSingleShot(True)
-        self._slow.setInterval(SLOW_MS)
-        self._slow.timeout.connect(self._still_waiting)
-        self._watchdog = QTimer(self)
-        self._watchdog.setSingleShot(True)
-        self._watchdog.timeout.connect(self._give_up)
-        self._health = QTimer(self)
-        self._health.setInterval(HEALTH_MS)
-        self._health.timeout.connect(self.poll_health)
-        self._health_busy = False
+        self.camera = CameraFeed(
+            context.settings,
+            self.preview,
+            self.camera_status,
+            opener=camera_opener,
+            decode_every=decode_every,
+            retry_ms=camera_retry_ms,
+            enabled=start_camera,
+            parent=self,
+        )
+        self.camera.code_read.connect(self._on_camera_code)
+        self.camera.state.connect(self.camera_state)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.clear_result)
@@ -179,17 +160,17 @@ class VerifyScreen(QWidget):
 
     # -- layout -------------------------------------------------------------------------------
 
-    def _build_header(self) -> QHBoxLayout:
+    def _build_header(self, camera: bool) -> QHBoxLayout:
         header = QHBoxLayout()
         words = QVBoxLayout()
         words.setSpacing(2)
         words.addWidget(plain_label("Verify a payslip", "screenTitle"))
-        self.subtitle = plain_label(self._subtitle_text(), "screenSubtitle", wrap=True)
+        self.subtitle = plain_label(
+            inputs_sentence(self.kiosk, camera), "screenSubtitle", wrap=True
+        )
         words.addWidget(self.subtitle)
         header.addLayout(words, 1)
-        self.service_status = plain_label("○ Checking the service…", "serviceStatus")
-        self.service_status.setProperty("checking", True)
-        self.service_status.setAccessibleName("Service state")
+        self.service_status = self.health.label
         header.addWidget(self.service_status, 0, Qt.AlignmentFlag.AlignTop)
         self.settings_button = QPushButton("Operator settings…" if self.kiosk else "Settings…")
         self.settings_button.setObjectName("settingsButton")
@@ -203,20 +184,9 @@ class VerifyScreen(QWidget):
         header.addWidget(self.settings_button, 0, Qt.AlignmentFlag.AlignTop)
         return header
 
-    def _subtitle_text(self) -> str:
-        """Names only the inputs this screen offers (the kiosk has no files)."""
-        parts = []
-        if self._camera_enabled:
-            parts.append("hold its QR badge to the camera")
-        if not self.kiosk:
-            parts.append("drop or open the PDF")
-        parts.append("scan or type the code text" if self.kiosk else "paste the code text")
-        text = "; ".join(parts[:-1]) + ("; or " if len(parts) > 1 else "") + parts[-1]
-        return text[0].upper() + text[1:] + "."
-
-    def _build_scan_page(self) -> ScanPage:
+    def _build_scan_page(self, camera: bool) -> ScanPage:
         demo = self.context.demo
-        page = ScanPage(self.kiosk, self._camera_enabled, list(demo.samples) if demo else [])
+        page = ScanPage(self.kiosk, camera, list(demo.samples) if demo else [])
         page.submitted.connect(self.submit_text)
         page.image_requested.connect(self.choose_image)
         page.pdf_requested.connect(self.choose_pdf)
@@ -232,19 +202,14 @@ class VerifyScreen(QWidget):
         self.sample_buttons = page.sample_buttons
         return page
 
-    def _build_result_page(self) -> QWidget:
-        self.card = ResultCard(self.kiosk)
+    def _build_result_page(self) -> ResultPage:
+        page = ResultPage(self.kiosk)
+        page.expired.connect(self.clear_result)
+        self.card = page.card
         self.card.next_requested.connect(self.clear_result)
         self.card.retry_requested.connect(self.retry)
         self.card.shown.connect(self.result_shown)
-        scroll = QScrollArea()
-        self.result_scroll = scroll
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(self.card)
-        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        return scroll
+        return page
 
     def _set_tab_order(self) -> None:
         chain: list[QWidget] = [self.code_field, self.verify_button, *self.sample_buttons]
@@ -271,11 +236,11 @@ class VerifyScreen(QWidget):
     def open_path(self, path: str | Path) -> None:
         """Verify a PDF or image file (open dialogs and drops end here)."""
         file = Path(path)
-        self._verify(lambda: reading_from_file(file), "file")
+        self._verify(lambda: read_file(file), "file")
 
     def try_sample(self, scan_url: str) -> None:
         """Demo: render a sample's badge in memory and read it like a photo of the badge."""
-        self._verify(lambda: reading_from_image_bytes(sample_badge_png(scan_url)), "sample")
+        self._verify(lambda: sample_reading(scan_url), "sample")
 
     def choose_image(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -309,7 +274,7 @@ class VerifyScreen(QWidget):
         if self.showing_result:
             log.info("camera code ignored: a result is on screen")
             self._another_in_view = True  # said on the card, now or when the verdict arrives
-            self.card.set_hint(ANOTHER_CODE_HINT)
+            self.result_page.note_another_code()
             return
         if not is_payslip_code(text):
             self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "camera")
@@ -319,97 +284,28 @@ class VerifyScreen(QWidget):
     # -- the pipeline -------------------------------------------------------------------------
 
     def _verify(self, reader: Reader, source: str) -> None:
-        """Read the input off the GUI thread, then (if it holds a payslip code) verify it."""
-        self._generation += 1
-        generation = self._generation
-        self._last_reader = reader
+        """Show the pending card, and hand the input to the pipeline."""
         self._another_in_view = False
-        self._pending = True
-        self._countdown.stop()
-        self._watchdog.stop()
         self.notice.hide()
-        self.card.show_pending()
-        self.card.banner.next_button.setText("Cancel  (Esc)")
+        self.result_page.show_pending()
         self.pages.setCurrentWidget(self.result_page)
-        self._fit_card()
+        self.result_page.fit()
         self.card.banner.next_button.setFocus()
-        self.tasks.run(
-            reader,
-            lambda reading: self._read(generation, source, reading),
-            lambda exc: self._failed(generation, source, exc),
-        )
-
-    def _read(self, generation: int, source: str, reading: InputReading) -> None:
-        if generation != self._generation:
-            return
-        refused = refusal(reading)
-        if refused is not None:
-            self._refuse(refused, source)
-            return
-        client = self.context.verifier  # read now: a test or a settings change may swap it
-        self.verification_started.emit()
-        self._slow.start()
-        self._watchdog.start(WATCHDOG_MS)
-        self.tasks.run(
-            lambda: verify_reading(client, reading),
-            lambda outcome: self._finished(generation, source, outcome),
-            lambda exc: self._failed(generation, source, exc),
-        )
+        self.pipeline.run(reader, source)
 
     def retry(self) -> None:
         """Ask the service again about the same input (after CANNOT VERIFY)."""
-        if self._last_reader is not None:
-            self._verify(self._last_reader, "retry")
+        if self.pipeline.last_reader is not None:
+            self._verify(self.pipeline.last_reader, "retry")
 
     def _still_waiting(self) -> None:
-        if self._pending:
-            self.card.show_pending(slow=True)
-            self.card.banner.next_button.setText("Cancel  (Esc)")
-
-    def _give_up(self) -> None:
-        """The watchdog: no answer in time is CANNOT VERIFY; a late answer is dropped."""
-        if not self._pending:
-            return
-        self._generation += 1
-        log.info("verify gave up after %d ms", WATCHDOG_MS)
-        self._show(Outcome("SERVICE_UNREACHABLE", [Attempt(code="SERVICE_UNREACHABLE")]))
-
-    def _finished(self, generation: int, source: str, outcome: Outcome) -> None:
-        if generation != self._generation:
-            return  # the operator moved on; never show a stale result
-        log.info(
-            "verify source=%s state=%s code=%s request_id=%s",
-            source,
-            outcome.state,
-            outcome.code or "-",
-            outcome.request_id or "-",
-        )
-        if outcome.verdict is None:
-            self._refuse(outcome, source)
-            return
-        self._show(outcome)
-
-    def _failed(self, generation: int, source: str, exc: Exception) -> None:
-        if generation != self._generation:
-            return
-        if isinstance(exc, InputError):
-            log.info("verify source=%s input unreadable", source)
-            self._refuse(
-                Outcome("INPUT_UNREADABLE", detail=f"This file could not be read: {exc}."), source
-            )
-            return
-        log.error("verify source=%s failed: %s", source, type(exc).__name__)
-        self._show(Outcome("API_ERROR"))
+        self.result_page.show_pending(slow=True)
 
     def _refuse(self, outcome: Outcome, source: str) -> None:
         """No verdict: back to the scan page with one plain line; nothing was sent."""
         log.info("verify source=%s refused: %s", source, outcome.reason)
-        self._generation += 1
-        self._pending = False
-        self._slow.stop()
-        self._watchdog.stop()
-        self._countdown.stop()
-        self.card.clear()
+        self.pipeline.cancel()
+        self.result_page.clear()
         self.pages.setCurrentWidget(self.scan_page)
         self.notice.setText(outcome.explanation)
         self.notice.show()
@@ -417,50 +313,27 @@ class VerifyScreen(QWidget):
         self.input_refused.emit(outcome.reason)
 
     def _show(self, outcome: Outcome) -> None:
-        self._pending = False
-        self._slow.stop()
-        self._watchdog.stop()
         self.pages.setCurrentWidget(self.result_page)
-        self._remaining = max(1, int(self.context.settings.idle_timeout))
-        self.card.set_countdown(self._remaining)
-        self.card.banner.next_button.setText("Next  (Esc)")
-        self._fit_card()
-        self.card.show_outcome(outcome)
-        if self._another_in_view:
-            self.card.set_hint(ANOTHER_CODE_HINT)
+        seconds = max(1, int(self.context.settings.idle_timeout))
+        self.result_page.show_outcome(outcome, seconds, another_in_view=self._another_in_view)
         if outcome.verdict is not None:
             self.sound.play(outcome.verdict)
-        self._countdown.start()
-        focus = self.card.banner.retry_button
-        (focus if focus.isVisibleTo(self.card) else self.card.banner.next_button).setFocus()
+        self.result_page.start_countdown()
         if outcome.code == "SERVICE_UNREACHABLE":
-            self._set_service_state(False)
+            self.health.set_connected(False)
         elif outcome.verdict != "cannot_verify":
-            self._set_service_state(True)
-
-    def _tick_countdown(self) -> None:
-        self._remaining -= 1
-        if self._remaining <= 0:
-            self.clear_result()
-        else:
-            self.card.set_countdown(self._remaining)
+            self.health.set_connected(True)
 
     def clear_result(self) -> None:
         """Forget the result (or cancel the pending one) and go back to scanning."""
-        self._generation += 1
-        self._pending = False
-        self._last_reader = None
+        self.pipeline.cancel(forget=True)
         self._another_in_view = False
-        self._slow.stop()
-        self._watchdog.stop()
-        self._countdown.stop()
         self.notice.hide()
-        self.card.clear()
+        self.result_page.clear()
         # setText, not clear(): clear() is undoable, and Ctrl+Z would bring the last code back.
         self.code_field.setText("")
         self.pages.setCurrentWidget(self.scan_page)
-        if self.scanner is not None:
-            self.scanner.release()
+        self.camera.release()
         self.code_field.setFocus()
         self.result_cleared.emit()
 
@@ -471,43 +344,17 @@ class VerifyScreen(QWidget):
 
     @property
     def pending(self) -> bool:
-        return self._pending
+        """A check is under way."""
+        return self.pipeline.pending
 
-    def _fit_card(self) -> None:
-        """The verdict panel: its share of the visible card area, and never under half of the
-        window (the whole point of the screen is the verdict)."""
-        half_window = (self.window().height() + 1) // 2
-        self.card.set_available_height(self.result_scroll.viewport().height(), half_window)
-
-    # -- service health -----------------------------------------------------------------------
+    @property
+    def scanner(self) -> CameraScanner | None:
+        """The running camera scanner, if any (tests and the bench feed it codes)."""
+        return self.camera.scanner
 
     def poll_health(self) -> None:
-        """One short unauthenticated GET of /healthz, off the GUI thread (one at a time)."""
-        url = self.context.service_url
-        if self._health_busy or not url:
-            return
-        self._health_busy = True
-        client = self.context.verifier
-
-        def done(ok: bool) -> None:
-            self._health_busy = False
-            self._set_service_state(bool(ok))
-
-        def failed(exc: Exception) -> None:
-            self._health_busy = False
-            self._set_service_state(False)
-
-        self.tasks.run(lambda: client.healthz(url), done, failed)
-
-    def _set_service_state(self, connected: bool) -> None:
-        self.service_status.setText(
-            "● Service connected" if connected else "● Service not reachable"
-        )
-        self.service_status.setProperty("problem", not connected)
-        self.service_status.setProperty("checking", False)
-        self.service_status.style().unpolish(self.service_status)
-        self.service_status.style().polish(self.service_status)
-        self.service_state.emit("connected" if connected else "unreachable")
+        """Ask the service's /healthz now (the screen also asks every few seconds while shown)."""
+        self.health.poll()
 
     # -- settings -----------------------------------------------------------------------------
 
@@ -519,7 +366,7 @@ class VerifyScreen(QWidget):
         if self.kiosk and not ask_pin(self._pin_guard, self, required=True):
             return
         camera_was_on = self.scanner is not None
-        self.stop_camera()
+        self.camera.stop()
         dialog = SettingsDialog(
             self.context.settings, self.context.secrets, self, allow_no_pin=not self.kiosk
         )
@@ -528,95 +375,33 @@ class VerifyScreen(QWidget):
         finally:
             dialog.deleteLater()
             if camera_was_on:
-                self.start_camera()
+                self.camera.start()
 
-    # -- camera -------------------------------------------------------------------------------
-
-    def start_camera(self) -> None:
-        if self.scanner is not None or not self._camera_enabled:
-            return
-        opener = self._camera_opener or opencv_opener(self.context.settings.camera)
-        scanner = CameraScanner(
-            opener, decode_every=self._decode_every, retry_ms=self._camera_retry_ms, parent=self
-        )
-        scanner.preview.connect(self._show_preview)
-        scanner.code_accepted.connect(self._on_camera_code)
-        scanner.camera_ready.connect(self._camera_ready)
-        scanner.camera_lost.connect(self._camera_lost)
-        self.scanner = scanner
-        self.camera_status.setText("Starting the camera…")
-        scanner.start()
-
-    def stop_camera(self) -> None:
-        scanner, self.scanner = self.scanner, None
-        if scanner is not None:
-            scanner.stop()
-            scanner.deleteLater()
-
-    def restart_camera(self) -> None:
-        self.stop_camera()
-        self.start_camera()
-
-    def _camera_ready(self, description: str) -> None:
-        self._set_camera_problem(False)
-        self.camera_status.setText(CAMERA_HINT)
-        self.camera_status.setToolTip(description)
-        self.camera_state.emit("ready")
-
-    def _camera_lost(self, message: str) -> None:
-        self._pixmap = None
-        self.preview.clear()
-        self.preview.setText("No camera picture")
-        self._set_camera_problem(True)
-        seconds = max(1, round(self._camera_retry_ms / 1000))
-        self.camera_status.setText(f"{message}. Trying again every {seconds} s.")
-        self.camera_state.emit("lost")
-
-    def _set_camera_problem(self, problem: bool) -> None:
-        self.camera_status.setProperty("problem", problem)
-        self.camera_status.style().unpolish(self.camera_status)
-        self.camera_status.style().polish(self.camera_status)
-
-    def _show_preview(self, image: QImage) -> None:
-        self._pixmap = QPixmap.fromImage(image)
-        self._paint_preview()
-
-    def _paint_preview(self) -> None:
-        if self._pixmap is None:
-            return
-        self.preview.setPixmap(
-            self._pixmap.scaled(
-                self.preview.size(),
-                Qt.AspectRatioMode.KeepAspectRatio,
-                Qt.TransformationMode.SmoothTransformation,
-            )
-        )
+    # -- the screen's life ---------------------------------------------------------------------
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
-        self._paint_preview()
-        self._fit_card()
+        self.camera.paint()
+        self.result_page.fit()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
-        self.start_camera()
-        if not self._health.isActive():
-            self._health.start()
-            self.poll_health()
+        self.camera.start()
+        self.health.start()
         if not self.showing_result:
             self.code_field.setFocus()
 
     def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 - Qt's name
         super().hideEvent(event)
         if not event.spontaneous():  # another screen was chosen, not a minimised window
-            self.stop_camera()
+            self.camera.stop()
 
     def shutdown(self) -> None:
         """Stop the camera thread and drop any result; MainWindow calls this on close."""
-        self._camera_enabled = False
-        self._health.stop()
-        self.stop_camera()
+        self.camera.enabled = False
+        self.health.stop()
+        self.camera.stop()
         self.clear_result()
 
 
-__all__ = ["CAMERA_LOST_MESSAGE", "VerifyScreen", "reading_from_file", "reading_from_image_bytes"]
+__all__ = ["CAMERA_LOST_MESSAGE", "VerifyScreen"]

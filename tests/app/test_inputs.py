@@ -13,7 +13,15 @@ from PIL import Image
 from pypdf import PdfReader, PdfWriter, Transformation
 from pypdf.generic import ContentStream, DecodedStreamObject
 
-from app.inputs.reading import InputError, PdfReading, read_image_file, read_input, read_pdf
+from app.inputs.reading import (
+    InputError,
+    PdfReading,
+    read_file,
+    read_image_bytes,
+    read_image_file,
+    read_input,
+    read_pdf,
+)
 from service.protocol.badge import render_badge_png
 from service.protocol.barcode_text import (
     build_payload_v1,
@@ -410,3 +418,27 @@ def test_read_input_errors(tmp_path: Path) -> None:
     empty_pdf.write_bytes(blank_pdf())
     with pytest.raises(InputError, match="no payslip metadata and no QR code"):
         read_input(str(empty_pdf))
+
+
+def test_read_file_is_what_the_screen_reads(tmp_path: Path, badge_png: bytes) -> None:
+    """The verify screen and `app verify` read a file the same way; only a file without a code
+    differs: no payloads (the screen says "no code found") instead of an error."""
+    image = tmp_path / "badge.png"
+    image.write_bytes(badge_png)
+    assert read_file(image) == read_input(str(image))
+    pdf = tmp_path / "payslip.pdf"
+    pdf.write_bytes(stamped(blank_pdf(), A))
+    assert read_file(pdf) == read_input(str(pdf))
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((200, 200), 255, np.uint8))
+    assert (read_file(blank).kind, read_file(blank).payloads) == ("image", [])
+    empty_pdf = tmp_path / "empty.pdf"
+    empty_pdf.write_bytes(blank_pdf())
+    assert (read_file(empty_pdf).kind, read_file(empty_pdf).payloads) == ("pdf", [])
+    with pytest.raises(InputError, match="does not exist"):
+        read_file(tmp_path / "missing.png")
+    with pytest.raises(InputError, match="is a folder"):
+        read_file(tmp_path)
+    assert read_image_bytes(badge_png, "the sample").payloads == [A.scan_url]
+    with pytest.raises(InputError, match="the sample is not a readable PNG or JPEG"):
+        read_image_bytes(b"not an image", "the sample")

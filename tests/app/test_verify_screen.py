@@ -30,6 +30,7 @@ from app.api_errors import ApiError
 from app.context import AppContext, verifier_client
 from app.presentation import amount_of, error_message
 from app.settings import SecretStore, Settings
+from app.ui import verify_pipeline
 from app.ui import verify_screen as verify_screen_module
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, NO_CAMERA_MESSAGE
 from app.ui.pin_dialog import MAX_TRIES, PinDialog, PinGuard
@@ -445,7 +446,7 @@ def test_service_down_then_back_without_a_restart(
     )
     monkeypatch.setattr(demo_context, "verifier", dead)
     # Say "retrying" well before the client gives up (its backoff is random).
-    monkeypatch.setattr(verify_screen_module, "SLOW_MS", 200)
+    monkeypatch.setattr(verify_pipeline, "SLOW_MS", 200)
     screen = make_screen()
     screen.code_field.setText(sample(demo_context, "AU").payload)
     with qtbot.waitSignal(screen.result_shown, timeout=RESULT_TIMEOUT) as shown:
