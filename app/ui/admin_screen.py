@@ -4,7 +4,8 @@ Everything goes through the service's admin API. The screen guards against the m
 lock an office out: it refuses to disable the client this app itself signs in with and the last
 admin client, every destructive confirmation names its target and defaults to Cancel, and a
 duplicate name is asked about first. Counts refresh after each change and on a timer.
-Credentials are shown once (see `admin_credentials`), never kept by this screen.
+Credentials are shown once (see `admin_credentials`), never kept by this screen. The tables and
+which buttons their selection enables are `admin_overview`'s; this module holds the actions.
 """
 
 from __future__ import annotations
@@ -14,17 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLineEdit,
     QMessageBox,
     QPushButton,
     QTableWidget,
-    QTableWidgetItem,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -35,9 +31,10 @@ from app.context import AppContext
 from app.issuer.local_issuer import save_local_issuer
 from app.presentation import error_message
 from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
+from app.ui.admin_overview import OverviewTabs, select_row, selected_text
 from app.ui.folders import last_folder, remember_folder
 from app.ui.pair_dialog import open_pair_dialog
-from app.ui.staff_style import label, local_time, plural, section, set_status, staff_screen
+from app.ui.staff_style import label, plural, section, set_status, staff_screen
 from app.ui.tasks import TaskRunner
 
 REFRESH_MS = 20_000
@@ -46,33 +43,7 @@ __all__ = ["SECRET_FIELDS", "AdminScreen", "CredentialsDialog"]
 
 
 def _client_id(client: ApiClient | None) -> str | None:
-    # ApiClient keeps the id it signs in with; it has no public accessor yet (issue 11 note).
-    return getattr(client, "client_id", None) or getattr(client, "_client_id", None)
-
-
-def _table(headers: list[str], id_columns: tuple[int, ...] = ()) -> QTableWidget:
-    table = QTableWidget(0, len(headers))
-    table.setHorizontalHeaderLabels(headers)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.verticalHeader().setVisible(False)
-    table.setAlternatingRowColors(True)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-    for column in id_columns:  # ids are shown whole, never cut off
-        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-    return table
-
-
-def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
-    selected = table.currentRow()
-    table.setRowCount(len(rows))
-    for r, row in enumerate(rows):
-        for c, value in enumerate(row):
-            table.setItem(r, c, QTableWidgetItem(value))
-    if 0 <= selected < len(rows):
-        table.selectRow(selected)
+    return getattr(client, "client_id", None)
 
 
 class AdminScreen(QWidget):
@@ -86,7 +57,6 @@ class AdminScreen(QWidget):
         staff_screen(self)
         self.context = context
         self.tasks = tasks
-        self.overview: dict[str, Any] = {}
         self.last_dialog: CredentialsDialog | None = None
         self.last_confirmation: QMessageBox | None = None
         self.show_dialogs = True
@@ -129,50 +99,20 @@ class AdminScreen(QWidget):
         top.addWidget(self.refresh_button)
         layout.addLayout(top)
 
-        self.tabs = QTabWidget()
-        self.issuers = _table(["Payroll provider", "Issuer id", "Payslips", "Withdrawn"], (1,))
-        self.verifiers = _table(["Front desk", "Front desk id", "Added"], (1,))
-        self.clients = _table(["Client id", "Can", "Name", "State", "Added", "Note"], (0,))
-        self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0,))
-        self.copy_buttons: dict[str, QPushButton] = {}
-        self.empty_hints: dict[str, QWidget] = {}
-
-        self.rotate_button = QPushButton("Give new key")
-        self.rotate_button.setToolTip(
-            "Makes a new key version for the selected payroll provider; payslips already issued "
-            "stay verifiable."
-        )
-        self.retire_button = QPushButton("Retire key…")
-        self.disable_button = QPushButton("Disable client…")
-        self.verifier_actions = QHBoxLayout()
-        """The Front desks tab's buttons (a place for desk-related actions such as pairing)."""
-        self._page(
-            "issuers",
-            self.issuers,
-            "Payroll providers",
-            [self.rotate_button],
-            "No payroll providers yet. Type a name above and press “Add payroll provider”.",
-            1,
-        )
-        self._page(
-            "verifiers",
-            self.verifiers,
-            "Front desks",
-            [],
-            "No front desks yet. Type a name above and press “Add front desk”.",
-            1,
-            actions=self.verifier_actions,
-        )
-        self.pair_button = QPushButton("Pair a phone…")  # issue 10: app/ui/pair_dialog.py
-        self.verifier_actions.insertWidget(1, self.pair_button)
+        self.tabs = OverviewTabs()
+        # The screen's own names for the tabs' widgets (its actions and the tests use them).
+        self.issuers, self.verifiers = self.tabs.issuers, self.tabs.verifiers
+        self.clients, self.keys = self.tabs.clients, self.tabs.keys
+        self.copy_buttons, self.empty_hints = self.tabs.copy_buttons, self.tabs.empty_hints
+        self.rotate_button, self.pair_button = self.tabs.rotate_button, self.tabs.pair_button
+        self.disable_button, self.retire_button = self.tabs.disable_button, self.tabs.retire_button
         self.pair_button.setEnabled(context.admin is not None)
         self.pair_button.clicked.connect(
             lambda: open_pair_dialog(
-                self, context.admin, tasks, self.overview, self._selected(self.verifiers, 1)
+                self, context.admin, tasks, self.overview, selected_text(self.verifiers, 1)
             )
         )
-        self._page("clients", self.clients, "Clients", [self.disable_button], "", 0)
-        self._page("keys", self.keys, "Keys", [self.retire_button], "No keys yet.", 0)
+        self.tabs.copied.connect(lambda value: set_status(self.status, f"Copied {value}"))
         layout.addWidget(self.tabs, 1)
 
         self.create_issuer_button.clicked.connect(lambda: self._create("issuer"))
@@ -205,36 +145,6 @@ class AdminScreen(QWidget):
             self.refresh()
             self.timer.start()
         self._follow_selection()
-
-    def _page(
-        self,
-        key: str,
-        table: QTableWidget,
-        title: str,
-        buttons: list[QPushButton],
-        empty: str,
-        id_column: int,
-        *,
-        actions: QHBoxLayout | None = None,
-    ) -> None:
-        page = QWidget()
-        box = QVBoxLayout(page)
-        hint = label(empty, "hint")
-        hint.hide()
-        self.empty_hints[key] = hint
-        box.addWidget(hint)
-        box.addWidget(table, 1)
-        row = actions if actions is not None else QHBoxLayout()
-        copy = QPushButton("Copy id")
-        copy.setObjectName(f"copyId:{key}")
-        copy.clicked.connect(lambda: self._copy_id(table, id_column))
-        self.copy_buttons[key] = copy
-        row.addWidget(copy)
-        for button in buttons:
-            row.addWidget(button)
-        row.addStretch(1)
-        box.addLayout(row)
-        self.tabs.addTab(page, title)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -276,56 +186,14 @@ class AdminScreen(QWidget):
             return
         self._run(admin.admin_list, self._show_overview)
 
+    @property
+    def overview(self) -> dict[str, Any]:
+        """The latest ``admin_list`` answer ({} before the first)."""
+        return self.tabs.overview
+
     def _show_overview(self, overview: dict[str, Any]) -> None:
-        self.overview = overview
-        issuers = overview.get("issuers", [])
-        verifiers = overview.get("verifiers", [])
-        clients = overview.get("clients", [])
-        keys = overview.get("keys", [])
-        _fill(
-            self.issuers,
-            [
-                [i["name"], i["issuer_id"], str(i.get("records", 0)), str(i.get("revoked", 0))]
-                for i in issuers
-            ],
-        )
-        _fill(
-            self.verifiers,
-            [[v["name"], v["verifier_id"], local_time(v.get("created_at"))] for v in verifiers],
-        )
-        roles = {"admin": "Administer", "issuer": "Issue", "verifier": "Verify"}
-        _fill(
-            self.clients,
-            [
-                [
-                    c["client_id"],
-                    roles.get(c["role"], c["role"]),
-                    c["name"],
-                    "Disabled" if c.get("disabled") else "Active",
-                    local_time(c.get("created_at")),
-                    "Used by this app" if c["client_id"] in self._own_ids() else "",
-                ]
-                for c in clients
-            ],
-        )
-        names = {i["issuer_id"]: i["name"] for i in issuers}
-        _fill(
-            self.keys,
-            [
-                [
-                    k["key_version"],
-                    names.get(k["issuer_id"], k["issuer_id"]),
-                    str(k["state"]).capitalize(),
-                    local_time(k.get("created_at")),
-                    local_time(k.get("retired_at")),
-                ]
-                for k in keys
-            ],
-        )
-        for key, count in (("issuers", len(issuers)), ("verifiers", len(verifiers))):
-            self.empty_hints[key].setVisible(count == 0)
-        self.tabs.setTabText(0, f"Payroll providers ({len(issuers)})")
-        self.tabs.setTabText(1, f"Front desks ({len(verifiers)})")
+        self.tabs.show_overview(overview, self._own_ids())
+        issuers, verifiers = overview.get("issuers", []), overview.get("verifiers", [])
         set_status(
             self.status,
             f"{plural(len(issuers), 'payroll provider')}, {plural(len(verifiers), 'front desk')}, "
@@ -334,41 +202,8 @@ class AdminScreen(QWidget):
         self._follow_selection()
         self.refreshed.emit()
 
-    def _selected(self, table: QTableWidget, column: int) -> str | None:
-        rows = table.selectionModel().selectedRows() if table.selectionModel() else []
-        row = rows[0].row() if rows else -1
-        item = table.item(row, column) if row >= 0 else None
-        return item.text() if item else None
-
     def _follow_selection(self) -> None:
-        """Each button is enabled only while its tab has a row it can act on."""
-        admin = self.context.admin is not None
-        self.rotate_button.setEnabled(admin and self._selected(self.issuers, 1) is not None)
-        key = self._key(self._selected(self.keys, 0))
-        self.retire_button.setEnabled(admin and key is not None and key["state"] != "retired")
-        client = self._client(self._selected(self.clients, 0))
-        self.disable_button.setEnabled(admin and client is not None and not client["disabled"])
-        for name, table, column in (
-            ("issuers", self.issuers, 1),
-            ("verifiers", self.verifiers, 1),
-            ("clients", self.clients, 0),
-            ("keys", self.keys, 0),
-        ):
-            self.copy_buttons[name].setEnabled(self._selected(table, column) is not None)
-
-    def _key(self, version: str | None) -> dict[str, Any] | None:
-        return next((k for k in self.overview.get("keys", []) if k["key_version"] == version), None)
-
-    def _client(self, client_id: str | None) -> dict[str, Any] | None:
-        return next(
-            (c for c in self.overview.get("clients", []) if c["client_id"] == client_id), None
-        )
-
-    def _copy_id(self, table: QTableWidget, column: int) -> None:
-        value = self._selected(table, column)
-        if value:
-            QGuiApplication.clipboard().setText(value)
-            set_status(self.status, f"Copied {value}")
+        self.tabs.follow_selection(self.context.admin is not None)
 
     def _confirm(self, title: str, text: str, action: str) -> bool:
         """A question that names its target; Cancel is the default and the Esc answer."""
@@ -453,12 +288,25 @@ class AdminScreen(QWidget):
             window = self.window()
             window.issue_screen.issuer_panel.reload()  # type: ignore[attr-defined]
 
+    def _target(self, table: QTableWidget, column: int, what: str) -> str | None:
+        """The selected row's id for an action, or None (and a request to select one)."""
+        value = selected_text(table, column) if self.context.admin is not None else None
+        if value is None:
+            set_status(self.status, f"Select {what} first.", error=True)
+        return value
+
+    def _confirm_then(
+        self, question: tuple[str, str, str], work: Callable[[], Any], note: str
+    ) -> None:
+        """Ask (title, text, action button); only a yes runs ``work``, then the overview reloads."""
+        if self._confirm(*question):
+            self._run(work, lambda _: self.refresh(), note)
+
     def _rotate(self) -> None:
-        admin, issuer_id = self.context.admin, self._selected(self.issuers, 1)
+        admin, issuer_id = self.context.admin, self._target(self.issuers, 1, "a payroll provider")
         if admin is None or issuer_id is None:
-            set_status(self.status, "Select a payroll provider first.", error=True)
             return
-        name = self._selected(self.issuers, 0) or issuer_id
+        name = selected_text(self.issuers, 0) or issuer_id
         self._run(
             lambda: admin.admin_rotate_key(issuer_id),
             lambda made: self._show_credentials(f"New key for {name}", made),
@@ -466,20 +314,17 @@ class AdminScreen(QWidget):
         )
 
     def _retire(self) -> None:
-        admin, key_version = self.context.admin, self._selected(self.keys, 0)
+        admin, key_version = self.context.admin, self._target(self.keys, 0, "a key")
         if admin is None or key_version is None:
-            set_status(self.status, "Select a key first.", error=True)
             return
-        owner = self._selected(self.keys, 1) or ""
-        if self._confirm(
+        owner = selected_text(self.keys, 1) or ""
+        question = (
             "Retire key",
             f"Retire key {key_version} of {owner}?\n\nRetiring destroys this key: payslips "
             "encrypted with it can never be verified again.",
             "Retire key",
-        ):
-            self._run(
-                lambda: admin.admin_retire_key(key_version), lambda _: self.refresh(), "Retiring…"
-            )
+        )
+        self._confirm_then(question, lambda: admin.admin_retire_key(key_version), "Retiring…")
 
     def _own_ids(self) -> set[str]:
         clients = (self.context.admin, self.context.verifier, self.context.issuer)
@@ -498,44 +343,28 @@ class AdminScreen(QWidget):
                 "This app itself signs in with this client; disabling it would stop this "
                 "computer from working. Disable it from another computer if you must."
             )
-        client = self._client(client_id)
-        active_admins = [
-            c
-            for c in self.overview.get("clients", [])
-            if c["role"] == "admin" and not c.get("disabled")
-        ]
-        if client is not None and client["role"] == "admin" and len(active_admins) <= 1:
+        if self.tabs.is_last_admin(client_id):
             return "This is the last admin client; without it nobody could administer the service."
         return None
 
     def _disable(self) -> None:
-        admin, client_id = self.context.admin, self._selected(self.clients, 0)
+        admin, client_id = self.context.admin, self._target(self.clients, 0, "a client")
         if admin is None or client_id is None:
-            set_status(self.status, "Select a client first.", error=True)
             return
         refusal = self.refusal(client_id)
         if refusal is not None:
             set_status(self.status, refusal, error=True)
             self.failed.emit(refusal)
             return
-        name = self._selected(self.clients, 2) or ""
-        if self._confirm(
+        name = selected_text(self.clients, 2) or ""
+        question = (
             "Disable client",
             f"Disable client {client_id} ({name})?\n\nIt stops working at once and cannot be "
             "turned back on.",
             "Disable client",
-        ):
-            self._run(
-                lambda: admin.admin_disable_client(client_id),
-                lambda _: self.refresh(),
-                "Disabling…",
-            )
+        )
+        self._confirm_then(question, lambda: admin.admin_disable_client(client_id), "Disabling…")
 
     def select_row(self, table: QTableWidget, text: str, column: int = 0) -> bool:
         """Select the row whose `column` shows `text` (used by keyboard users' search and tests)."""
-        for row in range(table.rowCount()):
-            item = table.item(row, column)
-            if item is not None and item.text() == text:
-                table.selectRow(row)
-                return True
-        return False
+        return select_row(table, text, column)
