@@ -2,6 +2,10 @@
 
 Only the bare barcode payload is written, never plaintext PII. An existing XMP packet is kept: our
 property goes into its own rdf:Description, replacing an earlier one of ours.
+
+A PDF that pypdf reads strictly gets the metadata as an incremental update (`pdf_append`: new
+versions of the catalog and the information dictionary after the original bytes); any other is
+rewritten whole.
 """
 
 from __future__ import annotations
@@ -15,9 +19,17 @@ from contextlib import contextmanager
 
 from pypdf import PdfReader, PdfWriter
 from pypdf.errors import PyPdfError
-from pypdf.generic import NameObject, StreamObject
+from pypdf.generic import (
+    DecodedStreamObject,
+    DictionaryObject,
+    IndirectObject,
+    NameObject,
+    StreamObject,
+    create_string_object,
+)
 
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
+from service.protocol.pdf_append import Update, open_strict
 
 NS = "urn:payslip-verify:xmp:1.0/"
 INFO_KEY = "/PayslipVerifyPayload"
@@ -133,10 +145,40 @@ def write_payload_metadata(pdf: bytes, payload: str) -> bytes:
     simple tools show. Existing info entries and XMP properties are kept.
     """
     check_payload(payload)
+    strict = open_strict(pdf)
+    if strict is not None:
+        try:
+            update = Update(pdf, strict)
+            update_metadata(update, strict, payload)
+            return update.to_bytes()
+        except _DAMAGE:  # damage a strict reader met only now: rewrite it whole after all
+            pass
     reader = open_reader(pdf)
     with damage_as_pdf_error():
         writer = PdfWriter(clone_from=reader)
     return _write(writer, _existing_xmp(reader), payload)
+
+
+def update_metadata(update: Update, reader: PdfReader, payload: str) -> None:
+    """The payload into `update`: a new XMP stream, the catalog pointing to it, and the
+    information dictionary (a new version of it, or a new one) with our key."""
+    check_payload(payload)
+    stream = DecodedStreamObject()
+    stream.set_data(_packet(_existing_xmp(reader), payload))
+    stream[NameObject("/Type")] = NameObject("/Metadata")
+    stream[NameObject("/Subtype")] = NameObject("/XML")
+    root = reader.trailer.raw_get("/Root")
+    catalog = DictionaryObject(reader.root_object)
+    catalog[NameObject("/Metadata")] = update.add(stream)
+    update.replace(root, catalog)
+    found = reader.trailer.raw_get("/Info") if "/Info" in reader.trailer else None
+    old = found.get_object() if found is not None else None
+    info = DictionaryObject(old if isinstance(old, DictionaryObject) else {})
+    info[NameObject(INFO_KEY)] = create_string_object(payload)
+    if isinstance(found, IndirectObject) and isinstance(old, DictionaryObject):
+        update.replace(found, info)
+    else:
+        update.set_trailer("/Info", update.add(info))
 
 
 def _write(writer: PdfWriter, existing_xmp: bytes | None, payload: str) -> bytes:
