@@ -29,6 +29,7 @@ from service import server as server_module
 from service.protocol.pii_text import build_pii_text
 from service.server import Running, start
 from tests.factories import AU_V2, build_body, sealed_record
+from tests.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 CHROMIUM = os.environ.get("PAYSLIP_CHROMIUM", "/usr/bin/chromium")
@@ -83,18 +84,7 @@ class PhoneService:
         return self.running.url
 
     def token(self, client_id: str, secret: str) -> str:
-        reply = httpx.post(
-            f"{self.url}/oauth/token",
-            json={
-                "grant_type": "client_credentials",
-                "client_id": client_id,
-                "client_secret": secret,
-                "audience": self.url,
-            },
-            timeout=10,
-        )
-        assert reply.status_code == 200, reply.text
-        return str(reply.json()["access_token"])
+        return fetch_token(self.url, client_id, secret, timeout=10)
 
     def call(self, method: str, path: str, token: str, body: Any = None) -> dict[str, Any]:
         reply = httpx.request(

@@ -45,6 +45,7 @@ from service.instance import (
 )
 from service.server import Running, start
 from service.storage.port import Store
+from tests.oauth import fetch_token
 
 TINYDB = "tinydb"
 POSTGRES_4_WORKERS = "postgres-4-workers"
@@ -131,17 +132,8 @@ class LiveService:
         return found
 
     def token(self, client_id: str, secret: str, scope: str | None = None) -> str:
-        body = {
-            "grant_type": "client_credentials",
-            "client_id": client_id,
-            "client_secret": secret,
-            "audience": self.url,
-        }
-        if scope:
-            body["scope"] = scope
-        reply = httpx.post(f"{self.url}/oauth/token", json=body, timeout=10)
-        assert reply.status_code == 200, reply.text
-        return str(reply.json()["access_token"])
+        extra = {"scope": scope} if scope else {}
+        return fetch_token(self.url, client_id, secret, timeout=10, **extra)
 
     def issuer_token(self) -> str:
         return self.token(self.issuer["client_id"], self.issuer["client_secret"])

@@ -24,6 +24,7 @@ from service.__main__ import main
 from service.protocol.encoding import b64url_decode, b64url_encode
 from service.server import start
 from tests.factories import sealed_record
+from tests.oauth import fetch_token
 from tests.service.conftest import LiveService
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,17 +66,7 @@ def assert_one_line_error(code: int, out: str, err: str) -> None:
 
 
 def token(url: str, client_id: str, secret: str) -> str:
-    reply = HTTP.post(
-        f"{url}/oauth/token",
-        json={
-            "grant_type": "client_credentials",
-            "client_id": client_id,
-            "client_secret": secret,
-            "audience": url,
-        },
-    )
-    assert reply.status_code == 200, reply.text
-    return str(reply.json()["access_token"])
+    return fetch_token(url, client_id, secret, http=HTTP)
 
 
 class Serve:

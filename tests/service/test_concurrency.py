@@ -23,6 +23,7 @@ from service.protocol.encoding import b64url_encode, new_reference
 from service.server import Running, start
 from service.storage.tinydb_store import TinyDBStore
 from tests.factories import AU_V1, sealed_with_iv
+from tests.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 THREADS = 16
@@ -69,19 +70,7 @@ class Instance:
         return self.running.url
 
     def token(self, client: dict[str, Any]) -> str:
-        reply = httpx.post(
-            f"{self.url}/oauth/token",
-            json={
-                "grant_type": "client_credentials",
-                "client_id": client["client_id"],
-                "client_secret": client["client_secret"],
-                "audience": self.url,
-            },
-            timeout=30,
-            verify=False,
-        )
-        assert reply.status_code == 200, reply.text
-        return str(reply.json()["access_token"])
+        return fetch_token(self.url, client["client_id"], client["client_secret"])
 
 
 @pytest.fixture

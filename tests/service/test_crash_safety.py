@@ -18,6 +18,7 @@ import pytest
 from service.instance import domain_for, load_master_key, offline_config, open_store
 from service.server import start
 from tests.factories import Sealed, sealed_record
+from tests.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,19 +45,7 @@ def serve(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def issuer_token(url: str, issuer: dict[str, Any]) -> str:
-    reply = httpx.post(
-        f"{url}/oauth/token",
-        json={
-            "grant_type": "client_credentials",
-            "client_id": issuer["client_id"],
-            "client_secret": issuer["client_secret"],
-            "audience": url,
-        },
-        timeout=30,
-        verify=False,
-    )
-    assert reply.status_code == 200, reply.text
-    return str(reply.json()["access_token"])
+    return fetch_token(url, issuer["client_id"], issuer["client_secret"])
 
 
 class PayRun:
@@ -176,16 +165,7 @@ def test_acknowledged_registrations_survive_sigkill(tmp_path: Path) -> None:
     # A normal server on the crashed directory serves every acknowledged record.
     running = start(data_dir)
     try:
-        token = httpx.post(
-            f"{running.url}/oauth/token",
-            json={
-                "grant_type": "client_credentials",
-                "client_id": verifier["client_id"],
-                "client_secret": verifier["client_secret"],
-                "audience": running.url,
-            },
-            timeout=30,
-        ).json()["access_token"]
+        token = fetch_token(running.url, verifier["client_id"], verifier["client_secret"])
         with httpx.Client(verify=False, timeout=30) as client:
             for sealed in list(acknowledged.values())[::7]:
                 reply = client.post(

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.factories import sealed_record
+from tests.oauth import token_body
 from tests.service.conftest import BOTH_STORES, LiveService, start_live
 from tests.service.http_helpers import ISSUER, VERIFIER, api_routes, expect_error
 
@@ -356,12 +357,7 @@ def test_the_token_endpoint_limit_per_ip(limited: Callable[..., LiveService]) ->
     live = limited(PAYSLIP_RATE_LIMIT_TOKEN_IP="2/minute")
     token = live.issuer_token()
     live.verifier_token()
-    body = {
-        "grant_type": "client_credentials",
-        "client_id": live.issuer["client_id"],
-        "client_secret": live.issuer["client_secret"],
-        "audience": live.url,
-    }
+    body = token_body(live.issuer["client_id"], live.issuer["client_secret"], live.url)
     expect_rate_limited(httpx.post(f"{live.url}/oauth/token", json=body, timeout=10))
     sealed = sealed_record(live.issuer["encryption_key"])
     assert live.post("/v1/registerNonPII", sealed.body, token).status_code == 201

@@ -16,6 +16,7 @@ import pytest
 
 from service.server import start
 from tests.factories import sealed_record
+from tests.oauth import token_body
 from tests.service.conftest import LiveService
 from tests.service.test_cli import ROOT
 from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401 - fixtures
@@ -100,15 +101,8 @@ def test_a_tinydb_instance_moves_to_postgresql_and_every_record_verifies(
             reply = service.verify(item.payload, vtok)
             assert reply.status_code == 200, reply.text
             assert reply.json()["verified"] is (item is not revoked)
-        refused = httpx.post(
-            f"{running.url}/oauth/token",
-            json={
-                "grant_type": "client_credentials",
-                "client_id": second_desk["client_id"],
-                "client_secret": second_desk["client_secret"],
-                "audience": running.url,
-            },
-        )
+        desk = token_body(second_desk["client_id"], second_desk["client_secret"], running.url)
+        refused = httpx.post(f"{running.url}/oauth/token", json=desk)
         assert refused.status_code in (400, 401), refused.text  # disabled stays disabled
     finally:
         running.stop()

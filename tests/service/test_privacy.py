@@ -22,6 +22,7 @@ from service.protocol.barcode_text import build_payload_v1
 from service.protocol.encoding import b64url_decode, b64url_encode, base32_encode
 from service.server import start
 from tests.factories import MARKER_ACCOUNT, MARKER_NAME, Sealed, build_body, sealed_record
+from tests.oauth import token_body
 from tests.service.conftest import make_instance
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,15 +75,7 @@ def exercise(
     http = httpx.Client(verify=False, timeout=30)
 
     def token(client_id: str, secret: str) -> str:
-        reply = http.post(
-            f"{url}/oauth/token",
-            json={
-                "grant_type": "client_credentials",
-                "client_id": client_id,
-                "client_secret": secret,
-                "audience": url,
-            },
-        )
+        reply = http.post(f"{url}/oauth/token", json=token_body(client_id, secret, url))
         if reply.status_code != 200:
             traffic.error_bodies.append(reply.text)
             return ""

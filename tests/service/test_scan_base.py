@@ -13,6 +13,7 @@ from PIL import Image
 from service.protocol.barcode_text import parse_barcode
 from service.server import start
 from tests.factories import build_body, sealed_record
+from tests.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 
@@ -25,13 +26,8 @@ def test_a_verifier_url_with_a_path_still_gives_readable_badges(tmp_path: Path) 
     try:
         assert running.config.scan_base == "http://localhost:9"
         url = running.url
-        body = {
-            "grant_type": "client_credentials",
-            "client_id": issuer["client_id"],
-            "client_secret": issuer["client_secret"],
-            "audience": "http://127.0.0.1:1",
-        }
-        token = httpx.post(f"{url}/oauth/token", json=body, timeout=10).json()["access_token"]
+        secret = issuer["client_secret"]
+        token = fetch_token(url, issuer["client_id"], secret, audience="http://127.0.0.1:1")
         sealed = sealed_record(issuer["encryption_key"])
         reply = httpx.post(
             f"{url}/v1/registerAndBuildBarcode",

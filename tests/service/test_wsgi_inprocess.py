@@ -24,6 +24,7 @@ from service.http.app import create_app
 from service.instance import domain_for, load_master_key, make_config, open_store
 from service.storage.port import Store, StoreUnavailable
 from tests.factories import build_body, sealed_record
+from tests.oauth import token_body
 from tests.service.conftest import make_instance
 from tests.service.http_helpers import ADMIN, ISSUER, VERIFIER, api_routes
 
@@ -141,17 +142,8 @@ class InProcess:
         return reply
 
     def token(self, client: dict[str, Any], **extra: str) -> str:
-        reply = self.call(
-            "POST",
-            "/oauth/token",
-            {
-                "grant_type": "client_credentials",
-                "client_id": client["client_id"],
-                "client_secret": client["client_secret"],
-                "audience": BASE,
-                **extra,
-            },
-        )
+        body = token_body(client["client_id"], client["client_secret"], BASE, **extra)
+        reply = self.call("POST", "/oauth/token", body)
         assert reply.status == 200, reply.body
         return str(reply.json()["access_token"])
 
@@ -187,14 +179,8 @@ def test_every_route_and_error_path_is_valid_wsgi(inproc: InProcess) -> None:
     )
     key = inproc.issuer["encryption_key"]
     sealed = sealed_record(key)
-    form = urlencode(
-        {
-            "grant_type": "client_credentials",
-            "client_id": inproc.verifier["client_id"],
-            "client_secret": inproc.verifier["client_secret"],
-            "audience": BASE,
-        }
-    ).encode()
+    verifier = inproc.verifier
+    form = urlencode(token_body(verifier["client_id"], verifier["client_secret"], BASE)).encode()
     calls: list[tuple[tuple[Any, ...], dict[str, Any], int]] = [
         (("GET", "/healthz"), {}, 200),
         (("GET", "/readyz"), {}, 200),
