@@ -16,7 +16,7 @@ from app.issuer.pii import (
     build_pii_text,
     nz_address,
 )
-from app.ui.issue.form import ERROR_STYLE
+from app.ui.issue.field_editor import ERROR_STYLE
 
 AU_PII = (
     ("employee_name", "Employee name *"),

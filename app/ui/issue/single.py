@@ -50,7 +50,8 @@ from app.issuer.records import (
 )
 from app.ui.folders import open_file, save_file
 from app.ui.issue.employee import PiiForm
-from app.ui.issue.form import PayslipForm, ScrollBody, _compact
+from app.ui.issue.field_editor import compact_combo
+from app.ui.issue.form import PayslipForm, ScrollBody
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
@@ -128,7 +129,7 @@ class SinglePayslipTab(QWidget):
         where = QHBoxLayout()
         where.addWidget(label("Country", "fieldLabel", wrap=False))
         self.schema_combo = QComboBox()
-        _compact(self.schema_combo)
+        compact_combo(self.schema_combo)
         self.schema_combo.setObjectName("schema")
         for schema in CURRENT:
             self.schema_combo.addItem(SCHEMA_LABELS[schema], schema)
@@ -218,7 +219,7 @@ class SinglePayslipTab(QWidget):
         for corner in CORNERS:
             self.corner_combo.addItem(corner.replace("-", " "), corner)
         self.corner_combo.setCurrentIndex(max(self.corner_combo.findData("top-right"), 0))
-        _compact(self.corner_combo)
+        compact_combo(self.corner_combo)
         place.addWidget(self.corner_combo)
         place.addWidget(label("corner", "fieldLabel", wrap=False))
         place.addStretch(1)
