@@ -19,8 +19,14 @@ from psycopg import errors as pg_errors
 
 from service.storage.add_rule import resolve_additions
 from service.storage.pg_database import Conn, PgDatabase, Retry, transaction
-from service.storage.pg_rows import RECORD_INSERT, record_from_row, record_params
-from service.storage.port import AddOutcome, AddStatus, Counts, Record
+from service.storage.pg_rows import (
+    RECORD_INSERT,
+    client_from_row,
+    key_from_row,
+    record_from_row,
+    record_params,
+)
+from service.storage.port import AddOutcome, AddStatus, Counts, Issuer, Record, VerificationRead
 
 log = logging.getLogger("service.storage.postgres_store")
 
@@ -109,6 +115,40 @@ class RecordTables:
                 (service_reference,),
             ).fetchone()
             return record_from_row(row) if row else None
+
+        return self._db.run(work, Retry.SAFE)
+
+    def read_for_verification(
+        self, service_reference: str, client_id: str | None = None
+    ) -> VerificationRead:
+        """See the port: one statement, one snapshot, one round trip. The record's columns come
+        as they are; the client, the issuer and the keys as JSON objects (small rows)."""
+
+        def work(conn: Conn) -> VerificationRead:
+            row = conn.execute(
+                "SELECT r.*, "
+                "(SELECT to_jsonb(c) FROM clients AS c WHERE c.client_id = %s) AS client_row, "
+                "(SELECT to_jsonb(i) FROM issuers AS i WHERE i.issuer_id = r.issuer_id) "
+                "  AS issuer_row, "
+                "(SELECT jsonb_agg(to_jsonb(k) ORDER BY k.seq) FROM keys AS k "
+                "  WHERE k.issuer_id = r.issuer_id OR k.key_version = r.key_version) AS key_rows "
+                "FROM (SELECT 1) AS one "
+                "LEFT JOIN records AS r ON r.service_reference = %s",
+                (client_id, service_reference),
+            ).fetchone()
+            assert row is not None  # the one-row FROM always yields a row
+            client = client_from_row(row["client_row"]) if row["client_row"] else None
+            if row["service_reference"] is None:
+                return VerificationRead(None, client=client)
+            issuer = row["issuer_row"]
+            return VerificationRead(
+                record_from_row(row),
+                Issuer(issuer["issuer_id"], issuer["name"], issuer["created_at"])
+                if issuer
+                else None,
+                tuple(key_from_row(k) for k in row["key_rows"] or ()),
+                client,
+            )
 
         return self._db.run(work, Retry.SAFE)
 

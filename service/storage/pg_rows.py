@@ -69,7 +69,7 @@ def key_from_row(row: DictRow | dict[str, Any]) -> KeyVersion:
     )
 
 
-def client_from_row(row: DictRow) -> Client:
+def client_from_row(row: DictRow | dict[str, Any]) -> Client:
     return Client(
         client_id=row["client_id"],
         role=row["role"],

@@ -105,6 +105,20 @@ class KeyVersion:
 
 
 @dataclass(frozen=True, slots=True)
+class VerificationRead:
+    """Everything one verification reads, as of one moment (`Store.read_for_verification`)."""
+
+    record: Record | None
+    issuer: Issuer | None = None
+    """The record's issuer; None without a record."""
+    keys: tuple[KeyVersion, ...] = ()
+    """The record's issuer's keys in insertion order (retired ones included), and the key the
+    record is pinned to if another issuer's; empty without a record."""
+    client: Client | None = None
+    """The calling client as stored now, when one was named; None when unknown."""
+
+
+@dataclass(frozen=True, slots=True)
 class Counts:
     records_by_issuer: dict[str, int] = field(default_factory=dict)
     revoked_by_issuer: dict[str, int] = field(default_factory=dict)
@@ -130,6 +144,14 @@ class Store(Protocol):
         ...
 
     def get_record(self, service_reference: str) -> Record | None: ...
+
+    def read_for_verification(
+        self, service_reference: str, client_id: str | None = None
+    ) -> VerificationRead:
+        """The record, its issuer, the keys that may decrypt it and (with `client_id`) the
+        calling client, read together: one round trip where the store is remote, so a
+        verification checks every key's and the client's current state without caching any."""
+        ...
 
     def pin_key(self, service_reference: str, key_version: str) -> None:
         """Record which key authenticated an unpinned record, so later verifications use it."""

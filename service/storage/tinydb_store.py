@@ -40,6 +40,7 @@ from service.storage.port import (
     Pairing,
     Record,
     StoreUnavailable,
+    VerificationRead,
     Verifier,
 )
 from service.storage.tinydb_engine import (
@@ -204,6 +205,21 @@ class TinyDBStore:
     def get_record(self, service_reference: str) -> Record | None:
         doc = self.storage.get("records", service_reference)
         return None if doc is None else _build(Record, doc)
+
+    def read_for_verification(
+        self, service_reference: str, client_id: str | None = None
+    ) -> VerificationRead:
+        """See the port. In memory, so simply the separate reads."""
+        client = None if client_id is None else self.get_client(client_id)
+        record = self.get_record(service_reference)
+        if record is None:
+            return VerificationRead(None, client=client)
+        keys = tuple(
+            _build(KeyVersion, d)
+            for d in self.storage.docs("keys")
+            if d["issuer_id"] == record.issuer_id or d["key_version"] == record.key_version
+        )
+        return VerificationRead(record, self.get_issuer(record.issuer_id), keys, client)
 
     def export_table(self, table: str) -> list[dict[str, Any]]:
         """Every committed document of a table, as plain dicts (not part of the port: used by

@@ -495,6 +495,51 @@ class StoreContract:
 
     # --- settings, lifecycle ---------------------------------------------------------------
 
+    def test_read_for_verification(self, store: Store) -> None:
+        """The record with its issuer, every key of that issuer (retired ones included, in
+        insertion order), the key it is pinned to even if another issuer's, and the client."""
+        store.add_issuer(Issuer(ISSUER_A, "Acme Payroll", "2026-01-01T00:00:00Z"))
+        a1, a2 = make_key("kv-a1", number=1, state="live"), make_key("kv-a2", number=2)
+        b1 = make_key("kv-b1", issuer=ISSUER_B)
+        for key in (a1, b1, a2):
+            store.add_key(key, demote_active=False)
+        store.retire_key("kv-a1", "2026-03-01T00:00:00Z")
+        store.add_client(make_client("cli-v", role="verifier", owner="ver-1"))
+        store.add_records([make_record("ref-1", key_version=None)])
+        store.add_records([make_record("ref-2", key_version="kv-b1")])
+        read = store.read_for_verification("ref-1", "cli-v")
+        assert read.record == make_record("ref-1", key_version=None)
+        assert read.issuer == Issuer(ISSUER_A, "Acme Payroll", "2026-01-01T00:00:00Z")
+        assert read.keys == (store.get_key("kv-a1"), a2)
+        assert read.keys[0].state == "retired" and read.keys[0].wrapped == ""
+        assert read.client == make_client("cli-v", role="verifier", owner="ver-1")
+        assert store.read_for_verification("ref-2").keys == (store.get_key("kv-a1"), b1, a2)
+        assert store.read_for_verification("ref-2").client is None
+
+    def test_read_for_verification_without_record_or_client(self, store: Store) -> None:
+        store.add_client(make_client("cli-v", role="verifier", owner="ver-1"))
+        store.add_records([make_record("ref-1")])  # its issuer and keys are not stored
+        read = store.read_for_verification("nope", "cli-v")
+        assert read.record is None and read.issuer is None and read.keys == ()
+        assert read.client == make_client("cli-v", role="verifier", owner="ver-1")
+        read = store.read_for_verification("ref-1", "cli-unknown")
+        assert read.record == make_record("ref-1")
+        assert read.issuer is None and read.keys == () and read.client is None
+
+    def test_read_for_verification_sees_every_change_at_once(self, store: Store) -> None:
+        """Nothing is cached: a retirement or a disabled client shows in the very next read."""
+        store.add_key(make_key("kv-1"), demote_active=False)
+        store.add_client(make_client("cli-v", role="verifier", owner="ver-1"))
+        store.add_records([make_record("ref-1")])
+        assert store.read_for_verification("ref-1", "cli-v").keys[0].state == "active"
+        store.retire_key("kv-1", "2026-03-01T00:00:00Z")
+        store.set_client_disabled("cli-v", True)
+        read = store.read_for_verification("ref-1", "cli-v")
+        assert read.keys[0].state == "retired"
+        assert read.client is not None and read.client.disabled
+        store.pin_key("ref-2", "kv-1")  # harmless on an unknown reference
+        assert store.read_for_verification("ref-2", "cli-v").record is None
+
     def test_settings(self, store: Store) -> None:
         assert store.get_setting("signing_key") is None
         store.set_setting("signing_key", "v1")
