@@ -8,37 +8,31 @@ the employee/badge column sit side by side, so the whole payslip is visible with
 Validation runs locally first; its messages appear under the fields they concern and clear as
 the user fixes them. The employee's details are encrypted on this computer and cleared from the
 screen after issuing and after a spell without activity. No network or file work runs on the
-GUI thread, and no personal data is logged or put into an error message.
+GUI thread, and no personal data is logged or put into an error message. The Result panel (the
+badge, stamping it onto a PDF, saving it) is :mod:`app.ui.issue.badge_result`'s.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QPixmap, QResizeEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
     QButtonGroup,
-    QCheckBox,
-    QComboBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QRadioButton,
     QScrollArea,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from app.context import AppContext
-from app.issuer.badges import CORNERS, stamp_badge
 from app.issuer.examples import CURRENCY, example_employee, example_payslip
 from app.issuer.messages import describe_error
-from app.issuer.output import atomic_write_bytes
 from app.issuer.payrun import stray_pii
 from app.issuer.pii import PiiTextError, format_for_schema
 from app.issuer.records import (
@@ -48,35 +42,21 @@ from app.issuer.records import (
     issue_service_managed,
     register_prepared,
 )
-from app.ui.folders import open_file, save_file
+from app.ui.issue.badge_result import BadgeResult, stamped_pdf_name
 from app.ui.issue.employee import PiiForm
-from app.ui.issue.field_editor import compact_combo
 from app.ui.issue.form import PayslipForm, ScrollBody
 from app.ui.issue.issuer_panel import IssuerPanel
+from app.ui.issue.schema_choice import SchemaChoice
 from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
 from service.protocol.schemas import SchemaValidationError
 
-#: Country first, in words; the older formats only under "More formats".
-SCHEMA_LABELS = {
-    "au.payslip.v2": "Australia",
-    "nz.payslip.v2": "New Zealand",
-    "au.payslip.v1": "Australia — older format (amounts in whole cents)",
-    "nz.payslip.v1": "New Zealand — older format (amounts in whole cents)",
-}
-CURRENT = ("au.payslip.v2", "nz.payslip.v2")
-OLDER = ("au.payslip.v1", "nz.payslip.v1")
 TWO_COLUMNS_FROM = 1000
 """Tab width (px) from which the form and the employee/badge column sit side by side: a
 1280 px window minus the sidebar."""
 MIN_IDLE_SECONDS = 120
-STAMP_SUFFIX = "-badge"
 
-
-def stamped_pdf_name(source: Path) -> Path:
-    """`payslip.pdf` -> `payslip-badge.pdf`: the original name with a neutral suffix (a name such
-    as "-verified" would claim something the file itself cannot prove)."""
-    return source.with_name(f"{source.stem}{STAMP_SUFFIX}.pdf")
+__all__ = ["TWO_COLUMNS_FROM", "SinglePayslipTab", "stamped_pdf_name"]
 
 
 class SinglePayslipTab(QWidget):
@@ -93,7 +73,6 @@ class SinglePayslipTab(QWidget):
         self.context = context
         self.tasks = tasks
         self.issuer_panel = issuer_panel
-        self.last: IssuedPayslip | None = None
         self.prepared = PreparedOnce()
         self.payslip_form: PayslipForm | None = None
         self._live = False  # re-check as the user types, once a check has found problems
@@ -106,7 +85,7 @@ class SinglePayslipTab(QWidget):
         self.idle.setSingleShot(True)
         self.idle.setInterval(max(context.settings.idle_timeout, MIN_IDLE_SECONDS) * 1000)
         self.idle.timeout.connect(self.clear_after_idle)
-        self._set_schema(str(self.schema_combo.currentData()))
+        self._set_schema(self.schema)
 
     # ------------------------------------------------------------------ layout
 
@@ -126,21 +105,9 @@ class SinglePayslipTab(QWidget):
 
         left = QVBoxLayout()
         self.payslip_box, payslip = section("Payslip")
-        where = QHBoxLayout()
-        where.addWidget(label("Country", "fieldLabel", wrap=False))
-        self.schema_combo = QComboBox()
-        compact_combo(self.schema_combo)
-        self.schema_combo.setObjectName("schema")
-        for schema in CURRENT:
-            self.schema_combo.addItem(SCHEMA_LABELS[schema], schema)
-            self.schema_combo.setItemData(
-                self.schema_combo.count() - 1, f"Format {schema}", Qt.ItemDataRole.ToolTipRole
-            )
-        where.addWidget(self.schema_combo, 1)
-        self.more_formats = QCheckBox("More")
-        self.more_formats.setToolTip("Older payslip formats, for payroll systems not yet updated")
-        where.addWidget(self.more_formats)
-        payslip.addLayout(where)
+        self.schema_choice = SchemaChoice(self)
+        self.schema_combo, self.more_formats = self.schema_choice.combo, self.schema_choice.more
+        payslip.addLayout(self.schema_choice.row)
         payslip.addWidget(
             label(
                 "These figures are registered with the verification service, so a front desk "
@@ -196,49 +163,15 @@ class SinglePayslipTab(QWidget):
         badge.addWidget(self.status)
         right.addWidget(badge_box)
 
-        result_box, result = section("Result")
-        self.preview = QLabel("The badge appears here once the payslip is registered.")
-        self.preview.setObjectName("badgePreview")
-        self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.preview.setMinimumSize(220, 220)
-        self.preview.setStyleSheet("border:1px dashed #aab4c0;border-radius:8px;color:#5b6675;")
-        self.preview.setWordWrap(True)
-        result.addWidget(self.preview)
-        self.reference_label = label("", "referenceLabel")
-        self.reference_label.setObjectName("referenceLabel")
-        self.reference_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        result.addWidget(self.reference_label)
-        place = QHBoxLayout()
-        place.addWidget(label("Stamp on page", "fieldLabel", wrap=False))
-        self.page_spin = QSpinBox()
-        self.page_spin.setRange(1, 9999)
-        self.page_spin.setMaximumWidth(90)
-        place.addWidget(self.page_spin)
-        place.addWidget(label("in the", "fieldLabel", wrap=False))
-        self.corner_combo = QComboBox()
-        for corner in CORNERS:
-            self.corner_combo.addItem(corner.replace("-", " "), corner)
-        self.corner_combo.setCurrentIndex(max(self.corner_combo.findData("top-right"), 0))
-        compact_combo(self.corner_combo)
-        place.addWidget(self.corner_combo)
-        place.addWidget(label("corner", "fieldLabel", wrap=False))
-        place.addStretch(1)
-        result.addLayout(place)
-        self.stamp_button = QPushButton("Stamp onto the payslip PDF…")
-        self.stamp_button.setObjectName("primary")
-        result.addWidget(self.stamp_button)
-        actions = QHBoxLayout()
-        self.save_button = QPushButton("Save badge as a picture…")
-        self.copy_button = QPushButton("Copy badge text")
-        self.copy_button.setObjectName("linkButton")
-        self.copy_button.setToolTip("The text inside the badge (for systems that print it)")
-        actions.addWidget(self.save_button)
-        actions.addStretch(1)
-        actions.addWidget(self.copy_button)
-        result.addLayout(actions)
-        for button in (self.save_button, self.stamp_button, self.copy_button):
-            button.setEnabled(False)
-        right.addWidget(result_box)
+        self.result = BadgeResult(self.context, self.tasks, self)
+        self.result.message.connect(lambda text, error: self._set_status(text, error=error))
+        self.result.saved.connect(self.saved)
+        self.result.failed.connect(self.failed)
+        # The tab's own names for the panel's widgets (the tests use them).
+        self.preview, self.reference_label = self.result.preview, self.result.reference_label
+        self.stamp_button, self.save_button = self.result.stamp_button, self.result.save_button
+        self.save_png, self.stamp_pdf = self.result.save_png, self.result.stamp_pdf
+        right.addWidget(self.result.box)
         right.addStretch(1)
 
         self.left_column = QWidget()
@@ -248,17 +181,11 @@ class SinglePayslipTab(QWidget):
         self.columns.addWidget(self.left_column, 5)
         self.columns.addWidget(self.right_column, 3)
 
-        self.schema_combo.currentIndexChanged.connect(
-            lambda _=0: self._set_schema(str(self.schema_combo.currentData()))
-        )
-        self.more_formats.toggled.connect(self._show_older_formats)
+        self.schema_choice.changed.connect(self._set_schema)
         self.pii_form.changed.connect(self._changed)
         self.check_button.clicked.connect(self.check)
         self.issue_button.clicked.connect(self.issue)
         self.example_button.clicked.connect(self.fill_with_example)
-        self.save_button.clicked.connect(self._save_dialog)
-        self.stamp_button.clicked.connect(self._stamp_dialog)
-        self.copy_button.clicked.connect(self._copy_payload)
         self.self_managed.toggled.connect(lambda _=False: self._forget_prepared())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
@@ -269,22 +196,13 @@ class SinglePayslipTab(QWidget):
         super().resizeEvent(event)
 
     @property
+    def last(self) -> IssuedPayslip | None:
+        """The payslip registered last (its badge is in the Result panel)."""
+        return self.result.last
+
+    @property
     def two_columns(self) -> bool:
         return self.columns.direction() == QBoxLayout.Direction.LeftToRight
-
-    def _show_older_formats(self, shown: bool) -> None:
-        current = self.schema
-        self.schema_combo.blockSignals(True)
-        for schema in OLDER:
-            index = self.schema_combo.findData(schema)
-            if shown and index < 0:
-                self.schema_combo.addItem(SCHEMA_LABELS[schema], schema)
-                self.schema_combo.setItemData(
-                    self.schema_combo.count() - 1, f"Format {schema}", Qt.ItemDataRole.ToolTipRole
-                )
-            elif not shown and index >= 0 and schema != current:
-                self.schema_combo.removeItem(index)
-        self.schema_combo.blockSignals(False)
 
     # ------------------------------------------------------------------ the form
 
@@ -305,12 +223,10 @@ class SinglePayslipTab(QWidget):
 
     @property
     def schema(self) -> str:
-        return str(self.schema_combo.currentData())
+        return self.schema_choice.schema
 
     def set_schema(self, schema: str) -> None:
-        if schema in OLDER:
-            self.more_formats.setChecked(True)
-        self.schema_combo.setCurrentIndex(self.schema_combo.findData(schema))
+        self.schema_choice.set_schema(schema)
 
     def _forget_prepared(self) -> None:
         self.prepared.forget()
@@ -412,25 +328,8 @@ class SinglePayslipTab(QWidget):
     def _issued(self, result: IssuedPayslip) -> None:
         self.issue_button.setEnabled(True)
         self.prepared.forget()
-        self.last = result
-        pixmap = QPixmap()
-        pixmap.loadFromData(result.badge_png, "PNG")
-        self.preview.setStyleSheet("border:1px solid #d5dbe3;border-radius:8px;background:white;")
-        self.preview.setPixmap(
-            pixmap.scaled(
-                260,
-                260,
-                Qt.AspectRatioMode.KeepAspectRatio,
-                Qt.TransformationMode.SmoothTransformation,
-            )
-        )
-        who = "this app" if result.managed_by == "issuer" else "the service"
-        self.reference_label.setText(
-            f"Payslip reference <b>{result.service_reference}</b> · badge made by {who}"
-        )
+        self.result.show_badge(result)
         state = "Registered" if result.created else "Already registered (no second record made)"
-        for button in (self.save_button, self.stamp_button, self.copy_button):
-            button.setEnabled(True)
         self.pii_form.clear_values()  # the badge carries them now; the screen need not
         self.idle.stop()
         self._set_status(
@@ -467,90 +366,3 @@ class SinglePayslipTab(QWidget):
             "activity, to keep them private."
         )
         self.cleared.emit()
-
-    # ------------------------------------------------------------------ badge outputs
-
-    def save_png(self, path: Path) -> None:
-        """Write the last badge to `path` (temp file + rename), off the GUI thread."""
-        result = self.last
-        if result is None:
-            return
-        png = result.badge_png
-
-        def work() -> None:
-            atomic_write_bytes(path, png)
-
-        def done(_: object) -> None:
-            self._saved(path, "Badge saved")
-
-        self.tasks.run(work, done, self._output_failed)
-
-    def stamp_pdf(self, source: Path, target: Path, page: int, corner: str) -> None:
-        """Stamp the last badge onto page `page` (1-based) of `source`; write `target`."""
-        result = self.last
-        if result is None:
-            return
-        png, payload = result.badge_png, result.payload
-
-        def work() -> None:
-            original = source.read_bytes()
-            stamped = stamp_badge(original, png, payload, page - 1, corner)
-            atomic_write_bytes(target, stamped)
-
-        def done(_: object) -> None:
-            self._saved(target, "Stamped payslip saved")
-
-        self.tasks.run(work, done, self._output_failed)
-
-    def _saved(self, path: Path, what: str) -> None:
-        self._set_status(f"{what} as {path.name} in {path.parent}")
-        self.saved.emit(str(path))
-
-    def _output_failed(self, exc: Exception) -> None:
-        if isinstance(exc, IndexError):
-            text = "That PDF has no such page."
-        elif isinstance(exc, OSError):
-            text = f"The file could not be read or written ({exc.strerror or 'error'})."
-        elif type(exc).__module__.startswith(("app.", "service.")):
-            text = describe_error(exc) if not str(exc) else str(exc)
-            text = text[0].upper() + text[1:] if text else text
-        else:
-            text = "The PDF could not be stamped; is it a damaged or protected file?"
-        self._set_status(text, error=True)
-        self.failed.emit(text)
-
-    def _save_dialog(self) -> None:
-        if self.last is None:
-            return
-        name = save_file(
-            self,
-            self.context.settings,
-            "badges",
-            "Save badge",
-            f"badge-{self.last.service_reference}.png",
-            "PNG image (*.png)",
-        )
-        if name:
-            self.save_png(Path(name))
-
-    def _stamp_dialog(self) -> None:
-        settings = self.context.settings
-        source = open_file(self, settings, "payslip PDFs", "Choose the payslip PDF", "PDF (*.pdf)")
-        if not source:
-            return
-        default = str(stamped_pdf_name(Path(source)))
-        target = save_file(
-            self, settings, "stamped PDFs", "Save the stamped payslip", default, "PDF (*.pdf)"
-        )
-        if target:
-            self.stamp_pdf(
-                Path(source),
-                Path(target),
-                self.page_spin.value(),
-                str(self.corner_combo.currentData()),
-            )
-
-    def _copy_payload(self) -> None:
-        if self.last is not None:
-            QGuiApplication.clipboard().setText(self.last.payload)
-            self._set_status("Badge text copied.")
