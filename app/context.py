@@ -88,13 +88,11 @@ def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
     return AppContext(
         settings=settings,
         secrets=secrets,
-        verifier=verifier_client(
-            url, demo.verifier["client_id"], demo.verifier["client_secret"], url
-        ),
+        verifier=verifier_client(url, demo.verifier.client_id, demo.verifier.client_secret, url),
         service=running,
         admin=admin,
-        issuer=_client(url, demo.issuer["client_id"], demo.issuer["client_secret"]),
-        issuer_info=dict(demo.issuer),
+        issuer=_client(url, demo.issuer.client_id, demo.issuer.client_secret),
+        issuer_info=demo.issuer.wire(),
         demo=demo,
     )
 

@@ -296,7 +296,7 @@ def main() -> int:
     running = start_demo()
     try:
         assert running.demo is not None
-        info = running.demo.issuer
+        info = running.demo.issuer.wire()
         scan_base = running.config.scan_base
         key = IssuerKey.from_info(info)
         bench_badges(scan_base, key, args.badges)

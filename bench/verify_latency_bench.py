@@ -202,8 +202,8 @@ def fail_fast(context: AppContext, runs: int) -> bool:
             # so the URLs (and the tokens' audience) stay the service's own.
             client = ApiClient(
                 url,
-                context.demo.verifier["client_id"],
-                context.demo.verifier["client_secret"],
+                context.demo.verifier.client_id,
+                context.demo.verifier.client_secret,
                 verifier_url=url,
                 timeout=VERIFY_DEADLINE,
                 connect_timeout=VERIFY_CONNECT_TIMEOUT,

@@ -97,16 +97,16 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
         if args.action == "rotate-signing-key":
             return domain.signing.rotate(drop_previous=args.drop_previous)
         if args.action == "create-issuer":
-            return admin.create_issuer(args.name)
+            return admin.create_issuer(args.name).wire()
         if args.action == "create-verifier":
-            return admin.create_verifier(args.name)
+            return admin.create_verifier(args.name).wire()
         if args.action == "rotate-key":
-            return admin.rotate_key(args.issuer_id)
+            return admin.rotate_key(args.issuer_id).wire()
         if args.action == "retire-key":
-            return admin.retire_key(args.key_version)
+            return admin.retire_key(args.key_version).wire()
         if args.action == "disable-client":
-            return admin.disable_client(args.client_id)
-        return admin.overview()
+            return admin.disable_client(args.client_id).wire()
+        return admin.overview().wire()
     finally:
         store.close()
 

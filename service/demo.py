@@ -12,6 +12,7 @@ from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
 from service.protocol.crypto import encrypt
 from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
 from service.protocol.pii_text import au_address, build_pii_text, nz_address
+from service.protocol.schemas import IssuerCreated, VerifierCreated, validate_register_non_pii
 
 DEMO_ISSUER = "Demo Payroll Pty Ltd"
 DEMO_VERIFIER = "Demo Front Desk"
@@ -28,14 +29,14 @@ class DemoSample:
 
 @dataclass(slots=True)
 class DemoInstance:
-    issuer: dict[str, Any]
-    verifier: dict[str, Any]
+    issuer: IssuerCreated
+    verifier: VerifierCreated
     samples: list[DemoSample] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "issuer": self.issuer,
-            "verifier": self.verifier,
+            "issuer": self.issuer.wire(),
+            "verifier": self.verifier.wire(),
             "samples": [
                 {
                     "label": s.label,
@@ -130,26 +131,28 @@ def seed_demo(domain: Domain) -> DemoInstance:
     issuer = domain.admin.create_issuer(DEMO_ISSUER)
     verifier = domain.admin.create_verifier(DEMO_VERIFIER)
     demo = DemoInstance(issuer=issuer, verifier=verifier)
-    principal = Principal(issuer["client_id"], "issuer", issuer["issuer_id"], "service:issuer")
-    key = b64url_decode(issuer["encryption_key"])
+    principal = Principal(issuer.client_id, "issuer", issuer.issuer_id, "service:issuer")
+    key = b64url_decode(issuer.encryption_key)
     records = sample_records()
     records.append(("Revoked payslip (shows NOT VERIFIED)", records[0][1], records[0][2]))
     for label, fields, pii in records:
         sealed = encrypt(pii.encode("utf-8"), key)
         reference = new_reference()
-        body = {
-            **fields,
-            "service_reference": reference,
-            "encryption_metadata": {
-                "iv": b64url_encode(sealed.iv),
-                "tag": b64url_encode(sealed.tag),
-                "key_version": issuer["key_version"],
-            },
-        }
-        domain.registration.register_non_pii(principal, body)
+        request = validate_register_non_pii(
+            {
+                **fields,
+                "service_reference": reference,
+                "encryption_metadata": {
+                    "iv": b64url_encode(sealed.iv),
+                    "tag": b64url_encode(sealed.tag),
+                    "key_version": issuer.key_version,
+                },
+            }
+        )
+        domain.registration.register_non_pii(principal, request)
         revoked = label.startswith("Revoked")
         if revoked:
-            domain.revocation.revoke(principal, reference, {"reason": "demo: replaced payslip"})
+            domain.revocation.revoke(principal, reference, "demo: replaced payslip")
         scan_base = domain.registration.scan_base
         demo.samples.append(
             DemoSample(

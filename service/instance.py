@@ -193,7 +193,7 @@ def init_instance(
     except BaseException:
         _remove_created(created)
         raise
-    return {"data_dir": str(data_dir), **admin}
+    return {"data_dir": str(data_dir), **admin.wire()}
 
 
 def _remove_created(paths: list[Path]) -> None:

@@ -30,4 +30,4 @@ def pair_verifier(pairings: Pairings, client_id: str, public_url: str | None) ->
     if sys.stderr.isatty():
         segno.make(offer.pair_url, error="m").terminal(out=sys.stderr, compact=True)
         print(f"Scan within {offer.expires_in // 60} minutes; it works once.", file=sys.stderr)
-    return offer.as_dict()
+    return offer.wire()

@@ -111,7 +111,7 @@ def main(argv: Sequence[str]) -> int:
 
             running = start_demo()
             assert running.demo is not None
-            info = running.demo.issuer
+            info = running.demo.issuer.wire()
             url = running.url
             client = ApiClient(
                 url, info["client_id"], info["client_secret"], issuer_url=url, deadline=60.0

@@ -7,21 +7,35 @@ secret, a digest or key material.
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.keys import KEY_VERSION_RE, KeyRing
 from service.protocol.errors import ErrorCode
+from service.protocol.schemas import (
+    AdminClientCreated,
+    ClientDisabled,
+    ClientSummary,
+    IssuerCreated,
+    IssuerSummary,
+    KeyCreated,
+    KeyRetired,
+    KeySummary,
+    Overview,
+    VerifierCreated,
+    VerifierSummary,
+)
 from service.storage.port import Issuer, Store, Verifier
 
 MAX_NAME = 200
+NAME_REQUIRED = "is required and must be non-empty text"
+"""The message for a missing or non-text `name` (also said where an HTTP body is read)."""
 
 
-def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise validation_failed("name", "is required and must be non-empty text")
+def _check_name(name: str) -> str:
+    if not name.strip():
+        raise validation_failed("name", NAME_REQUIRED)
     if len(name) > MAX_NAME or any(ord(c) < 32 for c in name):
         raise validation_failed("name", f"must be at most {MAX_NAME} printable characters")
     return name.strip()
@@ -34,87 +48,85 @@ class Admin:
         self._clients = clients
         self._clock = clock
 
-    def create_issuer(self, name: object) -> dict[str, Any]:
+    def create_issuer(self, name: str) -> IssuerCreated:
         clean = _check_name(name)
         issuer_id = str(uuid.uuid4())
         self._store.add_issuer(Issuer(issuer_id, clean, iso_z(self._clock.now())))
         key = self._keys.create_key(issuer_id)
         client_id, secret = self._clients.create("issuer", issuer_id, clean)
-        return {
-            "issuer_id": issuer_id,
-            "client_id": client_id,
-            "client_secret": secret,
-            "key_version": key.key_version,
-            "encryption_key": key.encryption_key,
-        }
+        return IssuerCreated(
+            issuer_id=issuer_id,
+            client_id=client_id,
+            client_secret=secret,
+            key_version=key.key_version,
+            encryption_key=key.encryption_key,
+        )
 
-    def create_verifier(self, name: object) -> dict[str, Any]:
+    def create_verifier(self, name: str) -> VerifierCreated:
         clean = _check_name(name)
         verifier_id = str(uuid.uuid4())
         self._store.add_verifier(Verifier(verifier_id, clean, iso_z(self._clock.now())))
         client_id, secret = self._clients.create("verifier", verifier_id, clean)
-        return {"verifier_id": verifier_id, "client_id": client_id, "client_secret": secret}
+        return VerifierCreated(verifier_id=verifier_id, client_id=client_id, client_secret=secret)
 
-    def create_admin_client(self, name: str = "admin") -> dict[str, Any]:
+    def create_admin_client(self, name: str = "admin") -> AdminClientCreated:
         client_id, secret = self._clients.create("admin", "admin", name)
-        return {"admin_client_id": client_id, "admin_client_secret": secret}
+        return AdminClientCreated(admin_client_id=client_id, admin_client_secret=secret)
 
-    def rotate_key(self, issuer_id: object) -> dict[str, Any]:
-        if not isinstance(issuer_id, str) or self._store.get_issuer(issuer_id) is None:
+    def rotate_key(self, issuer_id: str) -> KeyCreated:
+        if self._store.get_issuer(issuer_id) is None:
             raise ServiceError(ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "no such issuer")
         key = self._keys.create_key(issuer_id)
-        return {"key_version": key.key_version, "encryption_key": key.encryption_key}
+        return KeyCreated(key_version=key.key_version, encryption_key=key.encryption_key)
 
-    def retire_key(self, key_version: object) -> dict[str, Any]:
-        if not isinstance(key_version, str) or not KEY_VERSION_RE.match(key_version):
+    def retire_key(self, key_version: str) -> KeyRetired:
+        if not KEY_VERSION_RE.match(key_version):
             raise validation_failed("key_version", "must look like <issuer uuid>.<n>")
         retired = self._keys.retire(key_version)
-        return {"key_version": retired.key_version, "status": "retired"}
+        return KeyRetired(key_version=retired.key_version, status="retired")
 
-    def disable_client(self, client_id: object) -> dict[str, Any]:
-        if not isinstance(client_id, str) or not self._store.set_client_disabled(client_id, True):
+    def disable_client(self, client_id: str) -> ClientDisabled:
+        if not self._store.set_client_disabled(client_id, True):
             raise ServiceError(ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "no such client")
-        return {"client_id": client_id, "disabled": True}
+        return ClientDisabled(client_id=client_id, disabled=True)
 
-    def overview(self) -> dict[str, Any]:
+    def overview(self) -> Overview:
         counts = self._store.counts()
-        clients = self._store.list_clients()
-        keys = self._store.list_keys()
-        return {
-            "issuers": [
-                {
-                    "issuer_id": i.issuer_id,
-                    "name": i.name,
-                    "created_at": i.created_at,
-                    "records": counts.records_by_issuer.get(i.issuer_id, 0),
-                    "revoked": counts.revoked_by_issuer.get(i.issuer_id, 0),
-                }
+        return Overview(
+            issuers=[
+                IssuerSummary(
+                    issuer_id=i.issuer_id,
+                    name=i.name,
+                    created_at=i.created_at,
+                    records=counts.records_by_issuer.get(i.issuer_id, 0),
+                    revoked=counts.revoked_by_issuer.get(i.issuer_id, 0),
+                )
                 for i in self._store.list_issuers()
             ],
-            "verifiers": [
-                {"verifier_id": v.verifier_id, "name": v.name, "created_at": v.created_at}
+            verifiers=[
+                VerifierSummary(verifier_id=v.verifier_id, name=v.name, created_at=v.created_at)
                 for v in self._store.list_verifiers()
             ],
-            "clients": [
-                {
-                    "client_id": c.client_id,
-                    "role": c.role,
-                    "owner_id": c.owner_id,
-                    "name": c.name,
-                    "disabled": c.disabled,
-                    "created_at": c.created_at,
-                }
-                for c in clients
+            clients=[
+                ClientSummary(
+                    client_id=c.client_id,
+                    role=c.role,
+                    owner_id=c.owner_id,
+                    name=c.name,
+                    disabled=c.disabled,
+                    created_at=c.created_at,
+                )
+                for c in self._store.list_clients()
             ],
-            "keys": [
-                {
-                    "key_version": k.key_version,
-                    "issuer_id": k.issuer_id,
-                    "state": k.state,
-                    "created_at": k.created_at,
-                    "retired_at": k.retired_at,
-                }
-                for k in keys
+            keys=[
+                KeySummary(
+                    key_version=k.key_version,
+                    issuer_id=k.issuer_id,
+                    state=k.state,
+                    created_at=k.created_at,
+                    retired_at=k.retired_at,
+                )
+                for k in self._store.list_keys()
             ],
-            "record_count": sum(counts.records_by_issuer.values()),
-        }
+            record_count=sum(counts.records_by_issuer.values()),
+        )

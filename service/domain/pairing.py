@@ -21,15 +21,14 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.protocol.encoding import b64url_encode
 from service.protocol.errors import ErrorCode
+from service.protocol.schemas import PairedClient, PairingOffer
 from service.storage.port import Pairing, Store
 
 PAIRING_TTL_SECONDS = 600
@@ -43,26 +42,6 @@ reference (those are 22 characters) nor a v1 payload (those start with a digit a
 _CODE_RE = re.compile(r"^([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$")
 _ORIGIN_RE = re.compile(r"^https?://[^/?#\s]+/?$")
 MAX_PHONE_NAME = 60
-
-
-@dataclass(frozen=True, slots=True)
-class PairingOffer:
-    pairing_code: str
-    pair_url: str
-    client_id: str
-    verifier_name: str
-    expires_at: str
-    expires_in: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "pairing_code": self.pairing_code,
-            "pair_url": self.pair_url,
-            "client_id": self.client_id,
-            "verifier_name": self.verifier_name,
-            "expires_at": self.expires_at,
-            "expires_in": self.expires_in,
-        }
 
 
 def _not_redeemable() -> ServiceError:
@@ -90,10 +69,10 @@ class Pairings:
         self._scan_base = scan_base.rstrip("/")
         self._ttl = ttl
 
-    def create(self, client_id: object, public_url: str | None = None) -> PairingOffer:
+    def create(self, client_id: str, public_url: str | None = None) -> PairingOffer:
         """A new one-time pairing for an enabled verifier client. `public_url` overrides the
         instance's scan base (the offline CLI does not know the server's address)."""
-        if not isinstance(client_id, str) or not client_id:
+        if not client_id:
             raise validation_failed("client_id", "is required")
         if public_url is not None and not _ORIGIN_RE.match(public_url):
             raise validation_failed("public_url", "must be an http(s) origin such as https://host")
@@ -129,20 +108,13 @@ class Pairings:
             expires_in=self._ttl,
         )
 
-    def redeem(self, body: object) -> dict[str, Any]:
-        """Use a pairing code once: a new verifier client for the phone, its secret shown once."""
-        if not isinstance(body, dict):
-            raise validation_failed("", "the body must be a JSON object")
-        unknown = sorted(set(body) - {"pairing_code", "device_name"})
-        if unknown:
-            raise validation_failed(unknown[0], "is not a known field")
-        code = body.get("pairing_code")
-        if not isinstance(code, str):
-            raise validation_failed("pairing_code", "is required and must be text")
-        match = _CODE_RE.match(code.strip())
+    def redeem(self, pairing_code: str, device_name: object = None) -> PairedClient:
+        """Use a pairing code once: a new verifier client for the phone, its secret shown once.
+        `device_name` is whatever the phone offered; unusable text becomes "phone"."""
+        match = _CODE_RE.match(pairing_code.strip())
         if match is None:
             raise validation_failed("pairing_code", "is not a pairing code")
-        device = _device_name(body.get("device_name"))
+        device = _device_name(device_name)
         pairing = self._store.take_pairing(match.group(1), self._digest(match.group(2)))
         if pairing is None or pairing.expires_at <= iso_z(self._clock.now()):
             raise _not_redeemable()
@@ -151,7 +123,7 @@ class Pairings:
             raise _not_redeemable()
         name = f"{source.name} · {device} paired {iso_z(self._clock.now())[:10]}"
         new_id, new_secret = self._clients.create("verifier", source.owner_id, name)
-        return {"client_id": new_id, "client_secret": new_secret, "name": name}
+        return PairedClient(client_id=new_id, client_secret=new_secret, name=name)
 
     def _digest(self, secret: str) -> str:
         return hmac.new(self._hmac_key, secret.encode("ascii"), hashlib.sha256).hexdigest()

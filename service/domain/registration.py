@@ -1,9 +1,11 @@
 """The three registration operations (spec + PROTOCOL §2, §3, §6).
 
-Validation happens first and completely; the store then applies the uniqueness rules atomically.
-registerAndBuildBarcode authenticates the submitted ciphertext and renders the badge before it
-stores anything, so a rejected request leaves no record behind and its ciphertext is dropped with
-the request.
+The boundary validates a request completely before it gets here (`service.http.inputs`); the
+store then applies the uniqueness rules atomically. A batch is the exception by design: its
+envelope is validated at the boundary, each record here, because a bad record is that record's
+result, never the request's (PROTOCOL §6). registerAndBuildBarcode authenticates the submitted
+ciphertext and renders the badge before it stores anything, so a rejected request leaves no
+record behind and its ciphertext is dropped with the request.
 """
 
 from __future__ import annotations
@@ -28,29 +30,38 @@ from service.protocol.encoding import (
     new_reference,
 )
 from service.protocol.errors import ErrorCode
+from service.protocol.schemas import (
+    Barcode,
+    BarcodeResult,
+    BatchResult,
+    BatchResultItem,
+    RegistrationResult,
+)
 from service.storage.port import AddOutcome, AddStatus, Record, Store
 
 
-def _fields(request: schemas.PayslipRecord) -> dict[str, Any]:
-    """The validated request as plain JSON values, exactly as sent (see records.new_record)."""
+def _check_encoding(request: schemas.PayslipRecord) -> None:
+    """IV and tag must be canonical base64url: two spellings of one IV would defeat the
+    one-IV-per-issuer rule."""
     meta = request.encryption_metadata
     for name, value in (("iv", meta.iv), ("tag", meta.tag)):
         if not is_canonical_b64url(value):
             raise validation_failed(
                 f"encryption_metadata.{name}", "is not canonical unpadded base64url"
             )
-    fields: dict[str, Any] = {
-        "schema": request.schema_id,
-        "issued_at": request.issued_at,
-        "payslip_non_pii": request.payslip_non_pii_json(),
-        "encryption_metadata": {"iv": meta.iv, "tag": meta.tag, "key_version": meta.key_version},
+
+
+def _echo(item: dict[str, Any]) -> dict[str, str]:
+    """What a batch result repeats from its record, when the record carried it as text."""
+    return {
+        name: value
+        for name in ("service_reference", "external_id")
+        if isinstance(value := item.get(name), str)
     }
-    declared = type(request).model_fields  # a missing attribute costs pydantic an exception
-    for optional in ("service_reference", "encrypted_pii"):
-        extra: object = getattr(request, optional) if optional in declared else None
-        if extra is not None:
-            fields[optional] = extra
-    return fields
+
+
+def _refused(echo: dict[str, str], error: ServiceError) -> BatchResultItem:
+    return BatchResultItem(status="error", **echo, code=error.code, detail=error.detail)
 
 
 _CONFLICT = ServiceError(
@@ -73,79 +84,68 @@ class Registration:
     def scan_base(self) -> str:
         return self._scan_base
 
-    def register_non_pii(self, principal: Principal, body: object) -> tuple[str, bool]:
-        """Returns (service_reference, created)."""
-        try:
-            request = schemas.validate_register_non_pii(body)
-        except schemas.SchemaValidationError as exc:
-            raise schema_failure(exc) from None
-        fields = _fields(request)
+    def register_non_pii(
+        self, principal: Principal, request: schemas.RegisterNonPiiRequest
+    ) -> tuple[RegistrationResult, bool]:
+        """The result, and whether a record was stored now (201) rather than found (200)."""
+        _check_encoding(request)
         self._keys.check_registration_key(
-            principal.owner_id, fields["encryption_metadata"].get("key_version")
+            principal.owner_id, request.encryption_metadata.key_version
         )
-        reference = fields.get("service_reference") or new_reference()
-        record = new_record(fields, reference, principal.owner_id, self._now())
+        reference = request.service_reference or new_reference()
+        record = new_record(request, reference, principal.owner_id, self._now())
         outcome = self._store.add_records([record])[0]
         status = self._own(outcome, principal)
         if status is AddStatus.CONFLICT:
             raise _CONFLICT
         if status is AddStatus.IV_REUSED:
             raise _IV_REUSED
-        return reference, status is AddStatus.CREATED
+        return RegistrationResult(service_reference=reference), status is AddStatus.CREATED
 
-    def register_batch(self, principal: Principal, body: object) -> list[dict[str, Any]]:
-        try:
-            items = schemas.validate_batch_envelope(body)
-        except schemas.SchemaValidationError as exc:
-            raise schema_failure(exc) from None
-        results: list[dict[str, Any]] = []
+    def register_batch(self, principal: Principal, request: schemas.BatchEnvelope) -> BatchResult:
+        results: list[BatchResultItem | None] = []
+        echoes: list[dict[str, str]] = []
         pending: list[tuple[int, Record]] = []
         now = self._now()
-        for index, item in enumerate(items):
-            result: dict[str, Any] = {"status": "error"}
-            reference = item.get("service_reference")
-            if isinstance(reference, str):
-                result["service_reference"] = reference
-            external_id = item.get("external_id")
-            if isinstance(external_id, str):
-                result["external_id"] = external_id
-            results.append(result)
+        for index, item in enumerate(request.records):
+            echo = _echo(item)
+            echoes.append(echo)
             try:
-                fields = _fields(schemas.validate_batch_record(item))
+                record = schemas.validate_batch_record(item)
+                _check_encoding(record)
                 self._keys.check_registration_key(
-                    principal.owner_id, fields["encryption_metadata"].get("key_version")
+                    principal.owner_id, record.encryption_metadata.key_version
                 )
             except schemas.SchemaValidationError as exc:
-                self._mark_error(result, schema_failure(exc))
+                results.append(_refused(echo, schema_failure(exc)))
                 continue
             except ServiceError as exc:
-                self._mark_error(result, exc)
+                results.append(_refused(echo, exc))
                 continue
+            results.append(None)
             pending.append(
-                (index, new_record(fields, fields["service_reference"], principal.owner_id, now))
+                (index, new_record(record, record.service_reference, principal.owner_id, now))
             )
         outcomes = self._store.add_records([record for _, record in pending]) if pending else []
         for (index, _), outcome in zip(pending, outcomes, strict=True):
             status = self._own(outcome, principal)
-            result = results[index]
             if status is AddStatus.CREATED:
-                result["status"] = "created"
+                results[index] = BatchResultItem(status="created", **echoes[index])
             elif status is AddStatus.DUPLICATE:
-                result["status"] = "duplicate"
+                results[index] = BatchResultItem(status="duplicate", **echoes[index])
             else:
-                self._mark_error(result, _CONFLICT if status is AddStatus.CONFLICT else _IV_REUSED)
-        return results
+                error = _CONFLICT if status is AddStatus.CONFLICT else _IV_REUSED
+                results[index] = _refused(echoes[index], error)
+        return BatchResult(results=[result for result in results if result is not None])
 
-    def register_and_build(self, principal: Principal, body: object) -> dict[str, Any]:
+    def register_and_build(
+        self, principal: Principal, request: schemas.RegisterAndBuildRequest
+    ) -> BarcodeResult:
+        _check_encoding(request)
+        meta = request.encryption_metadata
+        self._keys.check_registration_key(principal.owner_id, meta.key_version)
         try:
-            request = schemas.validate_register_and_build(body)
-        except schemas.SchemaValidationError as exc:
-            raise schema_failure(exc) from None
-        fields = _fields(request)
-        meta = fields["encryption_metadata"]
-        self._keys.check_registration_key(principal.owner_id, meta.get("key_version"))
-        try:
-            ciphertext = b64url_decode(fields["encrypted_pii"])
+            ciphertext = b64url_decode(request.encrypted_pii)
         except EncodingError:
             raise validation_failed(
                 "encrypted_pii", "is not canonical unpadded base64url"
@@ -157,7 +157,7 @@ class Registration:
         except BadgeError as exc:
             raise validation_failed("encrypted_pii", str(exc)) from None
         del ciphertext
-        record = new_record(fields, reference, principal.owner_id, self._now(), key_version)
+        record = new_record(request, reference, principal.owner_id, self._now(), key_version)
         outcome = self._store.add_records([record])[0]
         if outcome.status is AddStatus.IV_REUSED:
             raise _IV_REUSED
@@ -165,15 +165,17 @@ class Registration:
             raise ServiceError(
                 ErrorCode.INTERNAL_ERROR, "a fresh reference collided; send the request again"
             )
-        return {
-            "service_reference": reference,
-            "barcode": {"format": "png", "data": base64.b64encode(png).decode("ascii")},
-        }
+        return BarcodeResult(
+            service_reference=reference,
+            barcode=Barcode(format="png", data=base64.b64encode(png).decode("ascii")),
+        )
 
-    def _authenticating_key(self, issuer_id: str, meta: dict[str, Any], ciphertext: bytes) -> str:
+    def _authenticating_key(
+        self, issuer_id: str, meta: schemas.EncryptionMetadata, ciphertext: bytes
+    ) -> str:
         """Decrypt once to prove the ciphertext is the issuer's; the plaintext is dropped."""
-        iv, tag = b64url_decode(meta["iv"]), b64url_decode(meta["tag"])
-        pinned = meta.get("key_version")
+        iv, tag = b64url_decode(meta.iv), b64url_decode(meta.tag)
+        pinned = meta.key_version
         keys = [self._keys.get(pinned)] if pinned else self._keys.candidates(issuer_id)
         for key in keys:
             if key is None:
@@ -198,12 +200,6 @@ class Registration:
         ):
             return AddStatus.CONFLICT
         return outcome.status
-
-    @staticmethod
-    def _mark_error(result: dict[str, Any], error: ServiceError) -> None:
-        result["status"] = "error"
-        result["code"] = error.code
-        result["detail"] = error.detail
 
     def _now(self) -> str:
         return iso_z(self._clock.now())

@@ -20,6 +20,7 @@ from service.domain.errors import ServiceError
 from service.domain.signing_keys import SigningKeys
 from service.protocol.encoding import b64url_encode
 from service.protocol.errors import ErrorCode, FieldError
+from service.protocol.schemas import Jwks, TokenResponse
 
 TOKEN_TTL_SECONDS = 900
 VERIFIED_CACHE_SIZE = 10_000
@@ -73,8 +74,10 @@ class TokenService:
         self._ttl = ttl
         self._verified: dict[str, tuple[str, dict[str, Any]]] = {}
 
-    def grant(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The client-credentials grant. Unknown parameters are ignored (RFC 6749 §3.2)."""
+    def grant(self, params: Mapping[str, Any]) -> TokenResponse:
+        """The client-credentials grant. Unknown parameters are ignored (RFC 6749 §3.2), and a
+        bad parameter is named by OAuth's error value, so the parameters are read here by those
+        rules rather than as a request model (`schemas.TokenRequest` documents them)."""
         grant_type = params.get("grant_type")
         if not grant_type:
             raise _oauth_invalid("invalid_request", "grant_type", "is required")
@@ -123,12 +126,9 @@ class TokenService:
         }
         kid, key = self._signing.current()
         token = jwt.encode(claims, key, algorithm="EdDSA", headers={"kid": kid})
-        return {
-            "access_token": token,
-            "token_type": "Bearer",
-            "expires_in": self._ttl,
-            "scope": wanted,
-        }
+        return TokenResponse(
+            access_token=token, token_type="Bearer", expires_in=self._ttl, scope=wanted
+        )
 
     def authorize(self, authorization: str | None, scope: str) -> Principal:
         """The principal behind a bearer token valid for `scope`'s API, else UNAUTHORIZED or
@@ -195,7 +195,7 @@ class TokenService:
         claims: dict[str, Any] = decoded["payload"]
         return str(kid), claims
 
-    def jwks(self) -> dict[str, Any]:
+    def jwks(self) -> Jwks:
         """Every key that verifies tokens now: the current one, and the previous one for a
         token lifetime after a rotation."""
         keys = []
@@ -203,7 +203,7 @@ class TokenService:
             jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
             jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA"})
             keys.append(jwk)
-        return {"keys": keys}
+        return Jwks(keys=keys)
 
 
 def _oauth_invalid(oauth_error: str, field: str, message: str) -> ServiceError:

@@ -7,19 +7,17 @@ authenticates so later verifications try one key only. The plaintext lives only 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.keys import KeyRing
 from service.domain.records import payslip_view
-from service.domain.validation import schema_failure
-from service.protocol import schemas
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 from service.protocol.crypto import AuthenticationFailed, decrypt
 from service.protocol.encoding import b64url_decode
 from service.protocol.errors import ErrorCode
 from service.protocol.pii_text import parse_pii_text
+from service.protocol.schemas import EmployeePii, VerificationResult, VerifyRequest
 from service.storage.port import Record, Store, StoreUnavailable
 
 log = logging.getLogger("service.verification")
@@ -39,14 +37,10 @@ class Verification:
         self._keys = keys
         self._clock = clock
 
-    def verify_request(self, body: object) -> dict[str, Any]:
-        try:
-            request = schemas.validate_verify(body)
-        except schemas.SchemaValidationError as exc:
-            raise schema_failure(exc) from None
-        return self.verify(str(request.barcode))
+    def verify_request(self, request: VerifyRequest) -> VerificationResult:
+        return self.verify(request.barcode)
 
-    def verify(self, barcode: str) -> dict[str, Any]:
+    def verify(self, barcode: str) -> VerificationResult:
         try:
             payload = parse_barcode(barcode)
         except BarcodeTextError as exc:
@@ -58,13 +52,13 @@ class Verification:
                 "no payslip is registered under this reference",
             )
         plaintext = self._decrypt(record, payload.ciphertext)
-        return {
-            "verified": record.status == "active",
-            "service_reference": record.service_reference,
-            "payslip": payslip_view(record, self._store.get_issuer(record.issuer_id)),
-            "employee": parse_pii_text(plaintext),
-            "decrypted_at": iso_z(self._clock.now()),
-        }
+        return VerificationResult(
+            verified=record.status == "active",
+            service_reference=record.service_reference,
+            payslip=payslip_view(record, self._store.get_issuer(record.issuer_id)),
+            employee=EmployeePii.model_validate(parse_pii_text(plaintext)),
+            decrypted_at=iso_z(self._clock.now()),
+        )
 
     def _pin(self, service_reference: str, key_version: str) -> None:
         """Pinning only saves later verifications from trying every key, so it is best effort:

@@ -1,5 +1,7 @@
-"""The OpenAPI 3.1 document, generated from the same pydantic models that validate requests.
+"""The OpenAPI 3.1 document, generated from the protocol's models: the request models that
+validate bodies and the response models the domain returns (`service.protocol.schemas`).
 
+This module only says which operation takes and answers which model; no shape is written here.
 Error responses come from the protocol's vocabulary: each operation names the `ErrorCode`s it
 can answer with, the statuses are theirs, and every error response's schema is the protocol's
 `ErrorBody` narrowed to those codes (spec "Errors": allowed `code` values per error response).
@@ -10,9 +12,35 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import BaseModel
+
 from service.config import ServiceConfig
 from service.protocol import schemas
 from service.protocol.errors import ErrorBody, ErrorCode
+from service.protocol.schemas import (
+    BarcodeResult,
+    BatchRequest,
+    BatchResult,
+    ClientDisabled,
+    HealthStatus,
+    IssuerCreated,
+    Jwks,
+    KeyCreated,
+    KeyRetired,
+    Overview,
+    PairedClient,
+    PairingOffer,
+    PairingRedeemRequest,
+    RegisterAndBuildRequest,
+    RegisterNonPiiRequest,
+    RegistrationResult,
+    RevocationResult,
+    TokenRequest,
+    TokenResponse,
+    VerificationResult,
+    VerifierCreated,
+    VerifyRequest,
+)
 from service.protocol.schemas.openapi import REF_TEMPLATE, WireJsonSchema
 
 E = ErrorCode
@@ -90,132 +118,25 @@ def _error_response(codes: list[ErrorCode], when: str = "") -> dict[str, Any]:
     return {"description": text, "content": {"application/json": {"schema": schema}}}
 
 
-_RESPONSE_SCHEMAS: dict[str, Any] = {
-    "TokenRequest": {
-        "type": "object",
-        "description": "PROTOCOL §7: JSON or form-encoded; unknown parameters are ignored.",
-        "required": ["grant_type", "client_id", "client_secret", "audience"],
-        "properties": {
-            "grant_type": {"enum": ["client_credentials"]},
-            "client_id": {"type": "string", "minLength": 1, "maxLength": 256},
-            "client_secret": {"type": "string", "minLength": 1, "maxLength": 256},
-            "audience": {"type": "string", "minLength": 1, "maxLength": 2048},
-            "scope": {"enum": ["service:issuer", "service:verifier", "service:admin"]},
-        },
-    },
-    "TokenResponse": {
-        "type": "object",
-        "required": ["access_token", "token_type", "expires_in", "scope"],
-        "properties": {
-            "access_token": {"type": "string"},
-            "token_type": {"const": "Bearer"},
-            "expires_in": {"type": "integer"},
-            "scope": {"type": "string"},
-        },
-    },
-    "PairingRedeemRequest": {
-        "type": "object",
-        "description": "A phone's one-time pairing code (the fragment of its pairing link).",
-        "required": ["pairing_code"],
-        "additionalProperties": False,
-        "properties": {
-            "pairing_code": {
-                "type": "string",
-                "pattern": "^[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]{43}$",
-            },
-            "device_name": {"type": "string", "maxLength": 60},
-        },
-    },
-    "ReferenceResponse": {
-        "type": "object",
-        "required": ["service_reference"],
-        "properties": {"service_reference": {"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$"}},
-    },
-    "BarcodeResponse": {
-        "type": "object",
-        "required": ["service_reference", "barcode"],
-        "properties": {
-            "service_reference": {"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$"},
-            "barcode": {
-                "type": "object",
-                "required": ["format", "data"],
-                "properties": {
-                    "format": {"const": "png"},
-                    "data": {"type": "string", "contentEncoding": "base64"},
-                },
-            },
-        },
-    },
-    "BatchResponse": {
-        "type": "object",
-        "required": ["results"],
-        "properties": {
-            "results": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["status"],
-                    "properties": {
-                        "status": {"enum": ["created", "duplicate", "error"]},
-                        "service_reference": {"type": "string"},
-                        "external_id": {"type": "string"},
-                        "code": {"enum": [E.VALIDATION_FAILED, E.CONFLICT, E.IV_REUSED]},
-                        "detail": {"type": "string"},
-                    },
-                },
-            }
-        },
-    },
-    "VerificationResult": {
-        "type": "object",
-        "required": ["verified", "service_reference", "payslip", "employee", "decrypted_at"],
-        "properties": {
-            "verified": {"type": "boolean"},
-            "service_reference": {"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$"},
-            "payslip": {
-                "type": "object",
-                "required": ["schema", "issued_at", "payslip_non_pii", "status", "issuer"],
-                "properties": {
-                    "schema": {"type": "string"},
-                    "issued_at": {"type": "string", "format": "date-time"},
-                    "payslip_non_pii": {"type": "object"},
-                    "status": {"enum": ["active", "revoked"]},
-                    "issuer": {
-                        "type": "object",
-                        "properties": {
-                            "issuer_id": {"type": "string"},
-                            "name": {"type": "string"},
-                        },
-                    },
-                    "registered_at": {"type": "string", "format": "date-time"},
-                    "revoked_at": {"type": "string", "format": "date-time"},
-                },
-            },
-            "employee": {"type": "object", "additionalProperties": {"type": "string"}},
-            "decrypted_at": {"type": "string", "format": "date-time"},
-        },
-    },
-    "Revocation": {
-        "type": "object",
-        "properties": {
-            "service_reference": {"type": "string"},
-            "status": {"const": "revoked"},
-            "revoked_at": {"type": "string", "format": "date-time"},
-        },
-    },
-    "AnyObject": {"type": "object"},
-}
+ANY_OBJECT = {"type": "object"}
+"""The one success body without a model: `/openapi.json`, this document itself."""
+
+Body = type[BaseModel] | None
 
 
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
+def _schema(model: Body) -> dict[str, Any]:
+    return ANY_OBJECT if model is None else _ref(model.__name__)
+
+
 def _operation(
     op_id: str,
     summary: str,
-    ok: dict[int, str],
-    request: str | None,
+    ok: dict[int, Body],
+    request: Body,
     errors: tuple[ErrorCode, ...],
     security: str | None,
     form: bool = False,
@@ -223,13 +144,13 @@ def _operation(
     responses: dict[str, Any] = {
         str(status): {
             "description": "success",
-            "content": {"application/json": {"schema": _ref(schema)}},
+            "content": {"application/json": {"schema": _schema(model)}},
         }
-        for status, schema in ok.items()
+        for status, model in ok.items()
     }
     responses.update(error_responses(errors))
     operation: dict[str, Any] = {"operationId": op_id, "summary": summary, "responses": responses}
-    if request:
+    if request is not None:
         media = (
             ("application/json", "application/x-www-form-urlencoded")
             if form
@@ -237,25 +158,26 @@ def _operation(
         )
         operation["requestBody"] = {
             "required": True,
-            "content": {kind: {"schema": _ref(request)} for kind in media},
+            "content": {kind: {"schema": _schema(request)} for kind in media},
         }
     if security:
         operation["security"] = [{"bearer": [security]}]
     return operation
 
 
-def build_openapi(config: ServiceConfig) -> dict[str, Any]:
-    components = dict(schemas.openapi_components())
-    components.update(error_components())
-    components.update(_RESPONSE_SCHEMAS)
-    req = _request_names(components)
-    paths: dict[str, Any] = {
+ISSUER, VERIFIER, ADMIN = "service:issuer", "service:verifier", "service:admin"
+NOT_FOUND_TOO: tuple[ErrorCode, ...] = (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON)
+
+
+def _paths() -> dict[str, Any]:
+    """Every API route with its models and the error codes it can answer with."""
+    return {
         "/oauth/token": {
             "post": _operation(
                 "token",
                 "Exchange client credentials for an access token",
-                {200: "TokenResponse"},
-                "TokenRequest",
+                {200: TokenResponse},
+                TokenRequest,
                 (E.VALIDATION_FAILED, *COMMON[:-1]),
                 None,
                 form=True,
@@ -263,20 +185,15 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
         },
         "/.well-known/jwks.json": {
             "get": _operation(
-                "jwks",
-                "Public keys that sign access tokens",
-                {200: "AnyObject"},
-                None,
-                ANY_ROUTE,
-                None,
+                "jwks", "Public keys that sign access tokens", {200: Jwks}, None, ANY_ROUTE, None
             )
         },
         "/v1/verifications/payload": {
             "post": _operation(
                 "verifyPayload",
                 "Authenticate, decrypt and verify a barcode text",
-                {200: "VerificationResult"},
-                req["verify"],
+                {200: VerificationResult},
+                VerifyRequest,
                 (
                     E.VALIDATION_FAILED,
                     E.DECRYPTION_FAILED,
@@ -284,65 +201,65 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
                     E.KEY_VERSION_UNAVAILABLE,
                     *COMMON,
                 ),
-                "service:verifier",
+                VERIFIER,
             )
         },
         "/v1/registerNonPII": {
             "post": _operation(
                 "registerNonPII",
                 "Register one record; the caller builds the barcode",
-                {200: "ReferenceResponse", 201: "ReferenceResponse"},
-                req["non_pii"],
+                {200: RegistrationResult, 201: RegistrationResult},
+                RegisterNonPiiRequest,
                 (E.VALIDATION_FAILED, E.CONFLICT, E.IV_REUSED, *COMMON),
-                "service:issuer",
+                ISSUER,
             )
         },
         "/v1/registerNonPIIBatch": {
             "post": _operation(
                 "registerNonPIIBatch",
                 "Register up to 1,000 records",
-                {200: "BatchResponse"},
-                req["batch"],
+                {200: BatchResult},
+                BatchRequest,
                 (E.VALIDATION_FAILED, *COMMON),
-                "service:issuer",
+                ISSUER,
             )
         },
         "/v1/registerAndBuildBarcode": {
             "post": _operation(
                 "registerAndBuildBarcode",
                 "Register one record and receive a PNG badge",
-                {201: "BarcodeResponse"},
-                req["build"],
+                {201: BarcodeResult},
+                RegisterAndBuildRequest,
                 (E.VALIDATION_FAILED, E.IV_REUSED, *COMMON),
-                "service:issuer",
+                ISSUER,
             )
         },
         "/v1/records/{reference}/revoke": {
             "post": _operation(
                 "revokeRecord",
                 "Revoke one of the issuer's records",
-                {200: "Revocation"},
+                {200: RevocationResult},
                 None,
-                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
-                "service:issuer",
+                NOT_FOUND_TOO,
+                ISSUER,
             )
         },
         "/admin/v1/clients/{client_id}/pairings": {
             "post": _operation(
                 "pairVerifier",
                 "A one-time link that gives a phone its own verifier credential",
-                {201: "AnyObject"},
+                {201: PairingOffer},
                 None,
-                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
-                "service:admin",
+                NOT_FOUND_TOO,
+                ADMIN,
             )
         },
         "/v1/pairings/redeem": {
             "post": _operation(
                 "redeemPairing",
                 "Use a pairing code once: a new verifier client for this phone",
-                {200: "AnyObject"},
-                "PairingRedeemRequest",
+                {200: PairedClient},
+                PairingRedeemRequest,
                 (E.VALIDATION_FAILED, *(c for c in COMMON if c is not E.FORBIDDEN)),
                 None,
             )
@@ -351,79 +268,76 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
             "post": _operation(
                 "createIssuer",
                 "Create an issuer with credentials and a first key",
-                {201: "AnyObject"},
+                {201: IssuerCreated},
                 None,
                 (E.VALIDATION_FAILED, *COMMON),
-                "service:admin",
+                ADMIN,
             )
         },
         "/admin/v1/verifiers": {
             "post": _operation(
                 "createVerifier",
                 "Create a verifier with credentials",
-                {201: "AnyObject"},
+                {201: VerifierCreated},
                 None,
                 (E.VALIDATION_FAILED, *COMMON),
-                "service:admin",
+                ADMIN,
             )
         },
         "/admin/v1/issuers/{issuer_id}/keys": {
             "post": _operation(
-                "rotateKey",
-                "Rotate an issuer's key",
-                {201: "AnyObject"},
-                None,
-                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
-                "service:admin",
+                "rotateKey", "Rotate an issuer's key", {201: KeyCreated}, None, NOT_FOUND_TOO, ADMIN
             )
         },
         "/admin/v1/keys/{key_version}/retire": {
             "post": _operation(
-                "retireKey",
-                "Retire a key version",
-                {200: "AnyObject"},
-                None,
-                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
-                "service:admin",
+                "retireKey", "Retire a key version", {200: KeyRetired}, None, NOT_FOUND_TOO, ADMIN
             )
         },
         "/admin/v1/clients/{client_id}/disable": {
             "post": _operation(
                 "disableClient",
                 "Disable a client",
-                {200: "AnyObject"},
+                {200: ClientDisabled},
                 None,
-                (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON),
-                "service:admin",
+                NOT_FOUND_TOO,
+                ADMIN,
             )
         },
         "/admin/v1/overview": {
             "get": _operation(
                 "overview",
                 "Issuers, verifiers, clients, keys and record counts",
-                {200: "AnyObject"},
+                {200: Overview},
                 None,
                 COMMON,
-                "service:admin",
+                ADMIN,
             )
         },
         "/healthz": {
-            "get": _operation("healthz", "Liveness", {200: "AnyObject"}, None, ANY_ROUTE, None)
+            "get": _operation("healthz", "Liveness", {200: HealthStatus}, None, ANY_ROUTE, None)
         },
         "/readyz": {
             "get": _operation(
                 "readyz",
                 "Readiness: the store answers",
-                {200: "AnyObject"},
+                {200: HealthStatus},
                 None,
                 (*ANY_ROUTE, E.SERVICE_UNAVAILABLE),
                 None,
             )
         },
         "/openapi.json": {
-            "get": _operation("openapi", "This document", {200: "AnyObject"}, None, ANY_ROUTE, None)
+            "get": _operation("openapi", "This document", {200: None}, None, ANY_ROUTE, None)
         },
     }
+
+
+def build_openapi(config: ServiceConfig) -> dict[str, Any]:
+    components = schemas.openapi_components()
+    components.update(schemas.response_components())
+    components.update(error_components())
+    paths = _paths()
     for path, item in paths.items():
         params = [p.strip("{}") for p in path.split("/") if p.startswith("{")]
         if params:
@@ -450,17 +364,3 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
             },
         },
     }
-
-
-def _request_names(components: dict[str, Any]) -> dict[str, str]:
-    """Find the request models among the generated components by their role."""
-    wanted = {
-        "verify": ("VerifyRequest",),
-        "non_pii": ("RegisterNonPiiRequest", "RegisterNonPIIRequest"),
-        "batch": ("BatchRequest", "RegisterBatchRequest", "BatchBody"),
-        "build": ("RegisterAndBuildRequest", "RegisterAndBuildBarcodeRequest"),
-    }
-    found: dict[str, str] = {}
-    for role, names in wanted.items():
-        found[role] = next((n for n in names if n in components), "AnyObject")
-    return found

@@ -24,7 +24,7 @@ import bottle
 
 from service.config import ServiceConfig
 from service.domain.context import Domain
-from service.domain.errors import validation_failed
+from service.http.inputs import no_body, pairing_redemption
 from service.http.pipeline import Call, Reply
 
 ADMIN = "service:admin"
@@ -137,13 +137,12 @@ def add_phone_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) 
 
     # --- pairing (service.domain.pairing) ----------------------------------------------------
     def redeem(call: Call) -> Reply:
-        return Reply(200, domain.pairings.redeem(call.body), NO_STORE)
+        code, device_name = pairing_redemption(call.body)
+        return Reply(200, domain.pairings.redeem(code, device_name), NO_STORE)
 
     def pair(call: Call) -> Reply:
-        if call.body not in (None, {}):
-            raise validation_failed("", "send no body or an empty object")
-        offer = domain.pairings.create(call.args["client_id"])
-        return Reply(201, offer.as_dict(), NO_STORE)
+        no_body(call.body)
+        return Reply(201, domain.pairings.create(call.args["client_id"]), NO_STORE)
 
     limits = config.body_limits
     app.route(

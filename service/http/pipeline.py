@@ -25,6 +25,7 @@ from service.http.metrics import ERROR_CODE_KEY
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import BatchSlots, Lease
 from service.protocol.errors import ErrorCode
+from service.protocol.schemas import WireModel
 from service.storage.port import StoreUnavailable
 
 log = logging.getLogger("service.http")
@@ -39,8 +40,11 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
+    """A route's answer: a protocol response model (sent as its `wire()` form), or a plain
+    JSON object for the one body without a model (the OpenAPI document)."""
+
     status: int
-    body: dict[str, Any]
+    body: WireModel | dict[str, Any]
     headers: tuple[tuple[str, str], ...] = ()
 
 
@@ -156,7 +160,10 @@ class ApiPlugin:
         return parse_json(read_body(environ, limit))
 
 
-def _respond(status: int, body: dict[str, Any], headers: dict[str, str]) -> bytes:
+def _respond(status: int, body: WireModel | dict[str, Any], headers: dict[str, str]) -> bytes:
+    """The one place a body becomes bytes (so every answer is encoded alike)."""
+    if isinstance(body, WireModel):
+        body = body.wire()
     response = bottle.response
     response.status = status
     response.content_type = "application/json"

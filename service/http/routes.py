@@ -1,4 +1,5 @@
-"""The routes: each parses nothing itself, calls one domain function and shapes the reply."""
+"""The routes: each turns its body into a validated value (`service.http.inputs`), calls one
+domain function and hands its response model to the pipeline, which sends it."""
 
 from __future__ import annotations
 
@@ -10,14 +11,22 @@ import bottle
 
 from service.config import ServiceConfig
 from service.domain.context import Domain
-from service.domain.errors import ServiceError, validation_failed
+from service.domain.errors import ServiceError
 from service.domain.tokens import Principal
 from service.http.body import parse_json, read_body
+from service.http.inputs import name_of, revocation_reason, validated
 from service.http.metrics import BATCH_RECORDS, OUTCOME_KEY
 from service.http.openapi import build_openapi
 from service.http.pipeline import Call, Reply
 from service.http.shared_limits import SharedState
 from service.protocol.errors import ErrorCode
+from service.protocol.schemas import (
+    BatchEnvelope,
+    HealthStatus,
+    RegisterAndBuildRequest,
+    RegisterNonPiiRequest,
+    VerifyRequest,
+)
 
 ISSUER = "service:issuer"
 VERIFIER = "service:verifier"
@@ -28,12 +37,6 @@ NO_STORE = (("Cache-Control", "no-store"),)
 def _principal(call: Call) -> Principal:
     assert call.principal is not None
     return call.principal
-
-
-def _object(body: object) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise validation_failed("", "the body must be a JSON object")
-    return body
 
 
 def _token_params(limit: int) -> dict[str, Any]:
@@ -90,21 +93,24 @@ def add_routes(
 
     # --- issuer API -------------------------------------------------------------------------
     def register_non_pii(call: Call) -> Reply:
-        reference, created = domain.registration.register_non_pii(_principal(call), call.body)
-        return Reply(201 if created else 200, {"service_reference": reference})
+        request = validated(RegisterNonPiiRequest, call.body)
+        result, created = domain.registration.register_non_pii(_principal(call), request)
+        return Reply(201 if created else 200, result)
 
     def register_batch(call: Call) -> Reply:
-        results = domain.registration.register_batch(_principal(call), call.body)
-        BATCH_RECORDS.observe(len(results))
-        return Reply(200, {"results": results})
+        request = validated(BatchEnvelope, call.body)
+        result = domain.registration.register_batch(_principal(call), request)
+        BATCH_RECORDS.observe(len(result.results))
+        return Reply(200, result)
 
     def register_and_build(call: Call) -> Reply:
-        return Reply(201, domain.registration.register_and_build(_principal(call), call.body))
+        request = validated(RegisterAndBuildRequest, call.body)
+        return Reply(201, domain.registration.register_and_build(_principal(call), request))
 
     def revoke(call: Call) -> Reply:
+        reason = revocation_reason(call.body)
         return Reply(
-            200,
-            domain.revocation.revoke(_principal(call), call.args["reference"], call.body),
+            200, domain.revocation.revoke(_principal(call), call.args["reference"], reason)
         )
 
     route("/v1/registerNonPII", "POST", register_non_pii, scope=ISSUER, body_limit=limits.single)
@@ -134,18 +140,18 @@ def add_routes(
 
     # --- verifier API -----------------------------------------------------------------------
     def verify(call: Call) -> Reply:
-        result = domain.verification.verify_request(call.body)
-        bottle.request.environ[OUTCOME_KEY] = "verified" if result["verified"] else "revoked"
+        result = domain.verification.verify_request(validated(VerifyRequest, call.body))
+        bottle.request.environ[OUTCOME_KEY] = "verified" if result.verified else "revoked"
         return Reply(200, result, NO_STORE)
 
     route("/v1/verifications/payload", "POST", verify, scope=VERIFIER, body_limit=limits.verify)
 
     # --- admin API --------------------------------------------------------------------------
     def create_issuer(call: Call) -> Reply:
-        return Reply(201, domain.admin.create_issuer(_named(call.body)), NO_STORE)
+        return Reply(201, domain.admin.create_issuer(name_of(call.body)), NO_STORE)
 
     def create_verifier(call: Call) -> Reply:
-        return Reply(201, domain.admin.create_verifier(_named(call.body)), NO_STORE)
+        return Reply(201, domain.admin.create_verifier(name_of(call.body)), NO_STORE)
 
     def rotate_key(call: Call) -> Reply:
         return Reply(201, domain.admin.rotate_key(call.args["issuer_id"]), NO_STORE)
@@ -171,7 +177,7 @@ def add_routes(
 
     # --- operations -------------------------------------------------------------------------
     def healthz(call: Call) -> Reply:
-        return Reply(200, {"status": "ok"})
+        return Reply(200, HealthStatus(status="ok"))
 
     def readyz(call: Call) -> Reply:
         if not domain.store.ping():
@@ -181,16 +187,16 @@ def add_routes(
                 retry_after=5,
             )
         if shared is None:
-            return Reply(200, {"status": "ready"})
+            return Reply(200, HealthStatus(status="ready"))
         if shared.ping():
-            return Reply(200, {"status": "ready", "redis": "ok"})
+            return Reply(200, HealthStatus(status="ready", redis="ok"))
         if shared.fail_closed:
             raise ServiceError(
                 ErrorCode.SERVICE_UNAVAILABLE, "Redis does not answer", retry_after=5
             )
         # Failing open, the service works without Redis: taking every host out of the load
         # balancer over it would turn a lost limit into an outage.
-        return Reply(200, {"status": "ready", "redis": "unreachable; limits fail open"})
+        return Reply(200, HealthStatus(status="ready", redis="unreachable; limits fail open"))
 
     document = build_openapi(config)
 
@@ -200,11 +206,3 @@ def add_routes(
     route("/healthz", "GET", healthz)
     route("/readyz", "GET", readyz)
     route("/openapi.json", "GET", openapi)
-
-
-def _named(body: object) -> object:
-    data = _object(body)
-    unknown = sorted(set(data) - {"name"})
-    if unknown:
-        raise validation_failed(unknown[0], "is not a known field")
-    return data.get("name")

@@ -38,8 +38,8 @@ def _remote(ctx: AppContext) -> list[str]:
     assert ctx.demo is not None
     return [
         f"--service-url={ctx.service_url}",
-        f"--client-id={ctx.demo.verifier['client_id']}",
-        f"--client-secret={ctx.demo.verifier['client_secret']}",
+        f"--client-id={ctx.demo.verifier.client_id}",
+        f"--client-secret={ctx.demo.verifier.client_secret}",
     ]
 
 
@@ -78,8 +78,8 @@ def test_credentials_from_the_environment(demo_context: AppContext) -> None:
     assert demo_context.demo is not None
     sample = demo_context.demo.samples[0]
     env = {
-        "PAYSLIP_CLIENT_ID": demo_context.demo.verifier["client_id"],
-        "PAYSLIP_CLIENT_SECRET": demo_context.demo.verifier["client_secret"],
+        "PAYSLIP_CLIENT_ID": demo_context.demo.verifier.client_id,
+        "PAYSLIP_CLIENT_SECRET": demo_context.demo.verifier.client_secret,
     }
     out = _run(["verify", sample.payload, "--service-url", demo_context.service_url], env)
     assert out.returncode == 0, out.stderr

@@ -79,14 +79,14 @@ def test_connecting_a_desk_through_the_welcome_verifies_against_a_real_service(
     assert "Fill in all three" in dialog.connect_status.text() and dialog.isVisible()
     desk = demo_context.demo.verifier  # type: ignore[union-attr]
     dialog.url_edit.setText(demo_context.service_url)
-    dialog.client_edit.setText(desk["client_id"])
-    dialog.secret_edit.setText(desk["client_secret"])
+    dialog.client_edit.setText(desk.client_id)
+    dialog.secret_edit.setText(desk.client_secret)
     shoot(dialog, screenshot_dir, "welcome-connect", ((860, 560), (1280, 800)))
     dialog.connect_button.click()
     assert dialog.choice == "connect" and not dialog.isVisible()
     saved = Settings.load(config_dir)
     assert saved.mode == "remote" and saved.verifier_url == demo_context.service_url
-    assert desk["client_secret"] not in (config_dir / "settings.json").read_text()
+    assert desk.client_secret not in (config_dir / "settings.json").read_text()
     remote = start_remote_context(saved, secrets)
     try:
         sample = demo_context.demo.samples[0]  # type: ignore[union-attr]

@@ -179,8 +179,8 @@ def make_instance(data_dir: Path) -> tuple[dict[str, str], dict[str, Any], dict[
     store = open_store(data_dir)
     try:
         admin = domain_for(store, offline_config(load_master_key(data_dir))).admin
-        issuer = admin.create_issuer("Test Payroll")
-        verifier = admin.create_verifier("Test Desk")
+        issuer = admin.create_issuer("Test Payroll").wire()
+        verifier = admin.create_verifier("Test Desk").wire()
     finally:
         store.close()
     return created, issuer, verifier
@@ -274,8 +274,8 @@ def _postgres_live(shared: SharedServer) -> LiveService:
     earlier_verifiers = frozenset(v.verifier_id for v in shared.store.list_verifiers())
     earlier_records = sum(shared.store.counts().records_by_issuer.values())
     admin = domain_for(shared.store, offline_config(load_master_key(shared.data_dir))).admin
-    issuer = admin.create_issuer("Test Payroll")
-    verifier = admin.create_verifier("Test Desk")
+    issuer = admin.create_issuer("Test Payroll").wire()
+    verifier = admin.create_verifier("Test Desk").wire()
     return LiveService(
         None,
         shared.data_dir,

@@ -127,14 +127,14 @@ def check_on_disk(
         for reference, sealed in acknowledged.items():
             assert store.get_record(reference) is not None, reference
             result = verification.verify(sealed.payload)
-            assert result["verified"] is True
-            assert result["service_reference"] == reference
+            assert result.verified is True
+            assert result.service_reference == reference
         for batch in in_flight:
             present = [store.get_record(s.reference) is not None for s in batch]
             assert all(present) or not any(present), present
             for sealed, stored in zip(batch, present, strict=True):
                 if stored:
-                    assert verification.verify(sealed.payload)["verified"] is True
+                    assert verification.verify(sealed.payload).verified is True
     finally:
         store.close()
 

@@ -326,7 +326,7 @@ def _minted(live: LiveService, clock: Any = None, **changes: str) -> str:
     """An issuer token signed with the live instance's own key, under another clock or URLs."""
     config = dataclasses.replace(live.config, **changes)
     domain = domain_for(live.store, config, clock)
-    return str(domain.tokens.grant(creds(live.issuer, config.issuer_url))["access_token"])
+    return domain.tokens.grant(creds(live.issuer, config.issuer_url)).access_token
 
 
 def test_an_expired_token_is_401(live: LiveService) -> None:
@@ -356,8 +356,8 @@ def test_a_token_from_another_instance_is_401(live: LiveService, tmp_path: Path)
     try:
         # Same URLs, other signing key: the other instance's verifier cannot get in here.
         domain = domain_for(store, make_config(load_master_key(other_dir), live.url))
-        verifier = domain.admin.create_verifier("Stranger Desk")
-        token = domain.tokens.grant(creds(verifier, live.url))["access_token"]
+        verifier = domain.admin.create_verifier("Stranger Desk").wire()
+        token = domain.tokens.grant(creds(verifier, live.url)).access_token
     finally:
         store.close()
     expect_error(live.verify("2|" + "A" * 22 + "|AAAAAAAA", token), 401, "UNAUTHORIZED")

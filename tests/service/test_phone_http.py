@@ -215,12 +215,12 @@ def test_a_pairing_expires_and_is_purged(tmp_path: Path) -> None:
         assert first.pair_url.startswith("https://verify.example.test/v/pair#")
         clock.moment += timedelta(seconds=PAIRING_TTL_SECONDS)
         with pytest.raises(ServiceError) as raised:
-            pairings.redeem({"pairing_code": first.pairing_code})
+            pairings.redeem(first.pairing_code)
         assert raised.value.code == "UNAUTHORIZED"
         second = pairings.create(desk, "https://phones.example.test/")
         assert second.pair_url.startswith("https://phones.example.test/v/pair#")
         clock.moment += timedelta(seconds=PAIRING_TTL_SECONDS - 1)
-        assert pairings.redeem({"pairing_code": second.pairing_code})["client_id"]
+        assert pairings.redeem(second.pairing_code).client_id
         assert store.purge_pairings("9999-01-01T00:00:00.000Z") == 0  # nothing left behind
         with pytest.raises(ServiceError):
             pairings.create(desk, "ftp://nope")

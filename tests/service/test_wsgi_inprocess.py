@@ -425,14 +425,18 @@ def test_a_token_for_another_deployment_is_refused(tmp_path: Path) -> None:
     try:
         other_config = make_config(first.config.master_key, "http://other.test")
         other = validator(create_app(other_config, first.store, first.clock))  # type: ignore[arg-type]
-        token = domain_for(first.real_store, other_config, first.clock).tokens.grant(
-            {
-                "grant_type": "client_credentials",
-                "client_id": first.issuer["client_id"],
-                "client_secret": first.issuer["client_secret"],
-                "audience": "http://other.test",
-            }
-        )["access_token"]
+        token = (
+            domain_for(first.real_store, other_config, first.clock)
+            .tokens.grant(
+                {
+                    "grant_type": "client_credentials",
+                    "client_id": first.issuer["client_id"],
+                    "client_secret": first.issuer["client_secret"],
+                    "audience": "http://other.test",
+                }
+            )
+            .access_token
+        )
         assert other is not None
         sealed = sealed_record(first.issuer["encryption_key"])
         reply = first.call("POST", "/v1/registerNonPII", sealed.body, token=token)

@@ -1,22 +1,41 @@
-"""Strict validation of request bodies (spec "Resources and their fields"; PROTOCOL §1, §5, §6).
+"""The wire's bodies as models: strict validation of requests (spec "Resources and their fields";
+PROTOCOL §1, §5, §6) and the response bodies both sides read and write (`responses`,
+`admin_responses`).
 
-Kept free of web framework, storage and GUI imports so the service and the app validate with the
-same code. Call the `validate_*` functions with the parsed JSON body; they return frozen models or
-raise SchemaValidationError with dot-and-index field paths and messages that never echo the input.
+Kept free of web framework, storage and GUI imports so the service and the app use the same code.
+Call the `validate_*` functions with the parsed JSON body; they return frozen models or raise
+SchemaValidationError with dot-and-index field paths and messages that never echo the input.
 """
 
 from __future__ import annotations
 
 from service.protocol.errors import FieldError
 
+from .access import PairingRedeemRequest, TokenRequest
+from .admin_responses import (
+    AdminClientCreated,
+    ClientDisabled,
+    ClientSummary,
+    IssuerCreated,
+    IssuerSummary,
+    KeyCreated,
+    KeyRetired,
+    KeySummary,
+    Overview,
+    PairedClient,
+    PairingOffer,
+    VerifierCreated,
+    VerifierSummary,
+)
 from .au_v1 import AuPayslipV1
 from .au_v2 import AuPayslipV2
 from .errors import SchemaValidationError
 from .nz_v1 import NzPayslipV1
 from .nz_v2 import NzPayslipV2
-from .openapi import openapi_components
+from .openapi import openapi_components, response_components
 from .requests import (
     PAYSLIP_SCHEMAS,
+    BatchEnvelope,
     BatchRecord,
     BatchRequest,
     EncryptionMetadata,
@@ -27,9 +46,26 @@ from .requests import (
     SchemaId,
     VerifyRequest,
 )
+from .responses import (
+    Barcode,
+    BarcodeResult,
+    BatchResult,
+    BatchResultItem,
+    EmployeePii,
+    HealthStatus,
+    IssuerRef,
+    Jwks,
+    PayslipView,
+    RegistrationResult,
+    RevocationResult,
+    TokenResponse,
+    VerificationResult,
+    WireModel,
+)
 from .scalars import MAX_SAFE_INTEGER
 from .validate import (
     canonical_json,
+    validate_as,
     validate_batch_envelope,
     validate_batch_record,
     validate_register_and_build,
@@ -40,23 +76,55 @@ from .validate import (
 __all__ = [
     "MAX_SAFE_INTEGER",
     "PAYSLIP_SCHEMAS",
+    "AdminClientCreated",
     "AuPayslipV1",
     "AuPayslipV2",
+    "Barcode",
+    "BarcodeResult",
+    "BatchEnvelope",
     "BatchRecord",
     "BatchRequest",
+    "BatchResult",
+    "BatchResultItem",
+    "ClientDisabled",
+    "ClientSummary",
+    "EmployeePii",
     "EncryptionMetadata",
     "FieldError",
+    "HealthStatus",
+    "IssuerCreated",
+    "IssuerRef",
+    "IssuerSummary",
+    "Jwks",
+    "KeyCreated",
+    "KeyRetired",
+    "KeySummary",
     "NzPayslipV1",
     "NzPayslipV2",
+    "Overview",
+    "PairedClient",
+    "PairingOffer",
+    "PairingRedeemRequest",
     "PayslipNonPii",
     "PayslipRecord",
+    "PayslipView",
     "RegisterAndBuildRequest",
     "RegisterNonPiiRequest",
+    "RegistrationResult",
+    "RevocationResult",
     "SchemaId",
     "SchemaValidationError",
+    "TokenRequest",
+    "TokenResponse",
+    "VerificationResult",
+    "VerifierCreated",
+    "VerifierSummary",
     "VerifyRequest",
+    "WireModel",
     "canonical_json",
     "openapi_components",
+    "response_components",
+    "validate_as",
     "validate_batch_envelope",
     "validate_batch_record",
     "validate_register_and_build",

@@ -41,8 +41,9 @@ PAYSLIP_SCHEMAS: dict[str, type[AuPayslipV1 | NzPayslipV1 | AuPayslipV2 | NzPays
 }
 
 
-def _schema_selects_payslip(schema: JsonDict, cls: type[Any]) -> None:
-    """Tie each `schema` value to its payslip shape in the JSON Schema, as validation does."""
+def schema_selects_payslip(schema: JsonDict, cls: type[Any]) -> None:
+    """Tie each `schema` value to its payslip shape in the JSON Schema, as validation does (also
+    used by the verification result's `payslip`, which returns what was registered)."""
     properties = schema.get("properties")
     if not isinstance(properties, dict):
         return
@@ -68,7 +69,7 @@ class EncryptionMetadata(ClosedModel):
 class PayslipRecord(ClosedModel):
     """What every registration carries; the operations differ only in the fields they add."""
 
-    model_config = ConfigDict(json_schema_extra=_schema_selects_payslip)
+    model_config = ConfigDict(json_schema_extra=schema_selects_payslip)
 
     schema_id: SchemaId = Field(alias="schema")
     issued_at: Timestamp

@@ -23,7 +23,8 @@ from .requests import (
 M = TypeVar("M", bound=BaseModel)
 
 
-def _validate(model: type[M], body: object) -> M:
+def validate_as(model: type[M], body: object) -> M:
+    """`body` as a `model`, or SchemaValidationError (the one mapping of pydantic's errors)."""
     try:
         return model.model_validate(body)
     except ValidationError as exc:
@@ -32,26 +33,26 @@ def _validate(model: type[M], body: object) -> M:
 
 
 def validate_register_non_pii(body: object) -> RegisterNonPiiRequest:
-    return _validate(RegisterNonPiiRequest, body)
+    return validate_as(RegisterNonPiiRequest, body)
 
 
 def validate_register_and_build(body: object) -> RegisterAndBuildRequest:
-    return _validate(RegisterAndBuildRequest, body)
+    return validate_as(RegisterAndBuildRequest, body)
 
 
 def validate_verify(body: object) -> VerifyRequest:
-    return _validate(VerifyRequest, body)
+    return validate_as(VerifyRequest, body)
 
 
 def validate_batch_envelope(body: object) -> list[dict[str, Any]]:
     """The records of a batch body, each still unvalidated. Only what makes the whole batch
     unreadable fails here; a bad record is that record's own result (`validate_batch_record`)."""
-    return _validate(BatchEnvelope, body).records
+    return validate_as(BatchEnvelope, body).records
 
 
 def validate_batch_record(item: object) -> BatchRecord:
     """One batch record; error paths are relative to the record (`payslip_non_pii.gross_cents`)."""
-    return _validate(BatchRecord, item)
+    return validate_as(BatchRecord, item)
 
 
 def canonical_json(obj: object) -> str:

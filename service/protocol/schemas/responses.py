@@ -1,0 +1,238 @@
+"""The success bodies of the issuer, verifier and token APIs (spec "Endpoints", PROTOCOL §6, §7).
+
+One definition per response shape, used by both sides: the domain returns these models, the
+routes send their `wire()` form, the OpenAPI document's response schemas are generated from them,
+and the app's client parses every answer into them. The error object is
+`service.protocol.errors.ErrorBody`; the admin and pairing answers are in `admin_responses`.
+
+Two policies every model here follows, both in `WireModel`:
+
+* Sending: a field that is None is left out, never sent as null (absent has one spelling on this
+  wire, PROTOCOL §5), and keys go out in declaration order, the order clients have always seen.
+  The one field that *is* sent as null says so itself (`KeySummary.retired_at`).
+* Reading: unknown keys from a newer service are kept (`extra="allow"`), so a client that only
+  passes a result on (`python -m app verify --json`) passes on all of it, and a field this client
+  does not know yet never makes a good answer unreadable. Documented values that leave room for
+  growth (schema ids, roles, key states) are plain text for the same reason.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
+
+from service.protocol.errors import ErrorCode
+
+from .requests import PayslipNonPii, schema_selects_payslip
+
+__all__ = [
+    "Barcode",
+    "BarcodeResult",
+    "BatchErrorCode",
+    "BatchResult",
+    "BatchResultItem",
+    "EmployeePii",
+    "HealthStatus",
+    "IssuerRef",
+    "Jwks",
+    "PayslipView",
+    "Reference",
+    "RegistrationResult",
+    "RevocationResult",
+    "Time",
+    "TokenResponse",
+    "VerificationResult",
+    "WireModel",
+]
+
+Reference = Annotated[str, WithJsonSchema({"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$"})]
+"""A service reference the service minted or accepted (22 base64url characters)."""
+
+Time = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+"""A UTC timestamp as the service writes it (`2026-11-13T09:00:00Z`), or `issued_at` exactly as
+registered; kept as text, never re-formatted."""
+
+BatchErrorCode = Literal[ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT, ErrorCode.IV_REUSED]
+"""The codes a batch record's own result can carry (PROTOCOL §6); the rest fail the request."""
+
+
+class WireModel(BaseModel):
+    """A response body: frozen, tolerant of keys it does not know, sent without nulls."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object as sent (see the module docstring for the None policy)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# --- issuer API -----------------------------------------------------------------------------
+
+
+class RegistrationResult(WireModel):
+    """registerNonPII: 201 when the record was stored now, 200 when an identical one was."""
+
+    service_reference: Reference
+
+
+class BatchResultItem(WireModel):
+    """One record's result in a batch, in the order sent. The reference and `external_id` are
+    echoed whenever the record carried them as text, even when the record itself was refused,
+    so every result can be matched to its row."""
+
+    status: Literal["created", "duplicate", "error"]
+    service_reference: str | None = None
+    external_id: str | None = None
+    code: BatchErrorCode | None = None
+    detail: str | None = None
+
+
+class BatchResult(WireModel):
+    """registerNonPIIBatch: always 200 once the envelope is readable; a refused record is its
+    own result (status `error`), never the request's."""
+
+    results: list[BatchResultItem]
+
+
+class Barcode(WireModel):
+    """The badge the service rendered: a PNG image, base64 (standard alphabet, padded)."""
+
+    format: Literal["png"]
+    data: Annotated[str, WithJsonSchema({"type": "string", "contentEncoding": "base64"})]
+
+
+class BarcodeResult(WireModel):
+    """registerAndBuildBarcode: the reference the service minted and its badge."""
+
+    service_reference: Reference
+    barcode: Barcode
+
+
+class RevocationResult(WireModel):
+    """An issuer revoked one of its records; revoking again answers the same."""
+
+    service_reference: Reference
+    status: Literal["revoked"]
+    revoked_at: Time
+
+
+# --- verifier API ---------------------------------------------------------------------------
+
+
+class IssuerRef(WireModel):
+    issuer_id: str
+    name: str
+
+
+def _json_object(value: object) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise PydanticCustomError("dict_type", "expected an object")
+    return value
+
+
+RegisteredPayslip = Annotated[
+    dict[str, Any], PlainValidator(_json_object, json_schema_input_type=PayslipNonPii)
+]
+
+
+class PayslipView(WireModel):
+    """The `payslip` of a verification result: the record as registered, plus its state.
+
+    `payslip_non_pii` is typed as a JSON object on purpose, while the document names its exact
+    shape per `schema` (the same au/nz v1/v2 schemas registration validates against). It is the
+    text the issuer registered, returned as stored and shown to the verifier as such: re-validating
+    it on every verification would cost time on the hottest path, could turn a record registered
+    under an older rule into a failed check, and a client would refuse a schema version newer than
+    itself instead of showing it. The app reads it field by field across all versions
+    (`app.presentation`: v1 `*_cents` integers, v2 decimal strings); a caller that wants a typed
+    body validates it with `schemas.PAYSLIP_SCHEMAS[view.schema_id]`.
+    """
+
+    model_config = ConfigDict(json_schema_extra=schema_selects_payslip)
+
+    schema_id: str = Field(alias="schema")
+    issued_at: Time
+    payslip_non_pii: RegisteredPayslip
+    status: Literal["active", "revoked"]
+    issuer: IssuerRef
+    registered_at: Time
+    revoked_at: Time | None = None
+
+
+class EmployeePii(WireModel):
+    """The decrypted `employee` object (PROTOCOL §4): the fields of the badge's PII text format
+    by name, empty ones left out, or only `raw` when the text has no known format.
+
+    The fields are declared in an order in which every format's fields (P1, P2, AU2, NZ2) appear
+    in that format's own order, so the object is sent, and shown, in protocol order whatever the
+    format. Extra keys (a newer format's) are kept as text after them.
+    """
+
+    __pydantic_extra__: dict[str, str] = Field(init=False)
+
+    employee_name: str | None = None
+    ird_number: str | None = None
+    position: str | None = None
+    department: str | None = None
+    employer_abn: str | None = None
+    employer_identity: str | None = None
+    employer_name: str | None = None
+    bsb: str | None = None
+    account_number: str | None = None
+    account_name: str | None = None
+    address: str | None = None
+    raw: str | None = None
+
+    def fields(self) -> list[tuple[str, str]]:
+        """(name, value) of every field present, in wire order."""
+        return list(self.wire().items())
+
+
+class VerificationResult(WireModel):
+    """verifyPayload. `verified` is false exactly when the record is revoked; a revoked record
+    still decrypts, so `employee` is always there (PROTOCOL §6)."""
+
+    verified: bool
+    service_reference: Reference
+    payslip: PayslipView
+    employee: EmployeePii
+    decrypted_at: Time
+
+
+# --- tokens and operations ------------------------------------------------------------------
+
+
+def _token_fields_required(schema: JsonDict) -> None:
+    schema["required"] = ["access_token", "token_type", "expires_in", "scope"]
+
+
+class TokenResponse(WireModel):
+    """The client-credentials grant's answer (PROTOCOL §7).
+
+    The service always sends `expires_in` (the document lists it as required); the model reads an
+    answer without it, because the client then assumes a short lifetime (`app.api.auth`) rather
+    than refusing a token it can use.
+    """
+
+    model_config = ConfigDict(json_schema_extra=_token_fields_required)
+
+    access_token: str = Field(min_length=1)
+    token_type: Annotated[str, WithJsonSchema({"const": "Bearer"})]
+    expires_in: int | None = None
+    scope: str
+
+
+class Jwks(WireModel):
+    """The public keys that verify access tokens, as RFC 7517 JWKs (`kid`, `use`, `alg`)."""
+
+    keys: list[dict[str, Any]]
+
+
+class HealthStatus(WireModel):
+    """/healthz and /readyz; `redis` only from a server whose limits live in Redis."""
+
+    status: str
+    redis: str | None = None
