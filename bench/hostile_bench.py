@@ -31,8 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from stress_bench import instance, serve, token  # noqa: E402 - the same helpers, one copy
-
+from bench.served import instance, serve, token  # noqa: E402
 from tests.factories import sealed_record  # noqa: E402
 
 

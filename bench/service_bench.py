@@ -26,122 +26,25 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.served import instance, serve, token  # noqa: E402
 from service.protocol import schemas  # noqa: E402
 from tests.factories import sealed_record  # noqa: E402
 
 
-def launch(data_dir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service",
-            "serve",
-            "--data-dir",
-            str(data_dir),
-            "--port",
-            "0",
-            "--threads",
-            "16",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith("listening on "):
-            return proc, line.split()[-1]
-    raise SystemExit("the server did not start")
-
-
-def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str, dict[str, str]]:
-    env = {
-        **os.environ,
-        "PAYSLIP_RATE_LIMIT_IP": "off",
-        "PAYSLIP_RATE_LIMIT_CLIENT": "off",
-        "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
-    }
-    py = sys.executable
-    subprocess.run(
-        [py, "-m", "service", "init", "--data-dir", str(data_dir)],
-        check=True,
-        capture_output=True,
-        env=env,
-        cwd=ROOT,
-    )
-    issuer = json.loads(
-        subprocess.run(
-            [
-                py,
-                "-m",
-                "service",
-                "admin",
-                "--data-dir",
-                str(data_dir),
-                "create-issuer",
-                "--name",
-                "Bench Payroll",
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-        ).stdout
-    )
-    verifier = json.loads(
-        subprocess.run(
-            [
-                py,
-                "-m",
-                "service",
-                "admin",
-                "--data-dir",
-                str(data_dir),
-                "create-verifier",
-                "--name",
-                "Bench Desk",
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-        ).stdout
-    )
-    proc, url = launch(data_dir, env)
-    creds = {
-        "issuer_id": issuer["client_id"],
-        "issuer_secret": issuer["client_secret"],
-        "key": issuer["encryption_key"],
-        "key_version": issuer["key_version"],
-        "verifier_id": verifier["client_id"],
-        "verifier_secret": verifier["client_secret"],
-    }
-    return proc, url, creds
-
-
-def token(url: str, client_id: str, secret: str) -> str:
-    reply = httpx.post(
-        f"{url}/oauth/token",
-        json={
-            "grant_type": "client_credentials",
-            "client_id": client_id,
-            "client_secret": secret,
-            "audience": url,
-        },
-    )
-    reply.raise_for_status()
-    return str(reply.json()["access_token"])
+def start_server(
+    data_dir: Path,
+) -> tuple[subprocess.Popen[str], str, dict[str, Any], dict[str, Any]]:
+    """A new instance served with 16 threads: (process, URL, issuer, verifier)."""
+    issuer, verifier = instance(data_dir, "Bench Payroll", "Bench Desk")
+    proc, url = serve(data_dir, 0, "--threads", "16")
+    return proc, url, issuer, verifier
 
 
 def seed(
@@ -309,12 +212,12 @@ def main() -> None:
             "`apt-get install wrk` gives figures closer to a real client's)"
         )
     with tempfile.TemporaryDirectory() as tmp:
-        small_proc, small_url, small_creds = start_server(Path(tmp) / "small")
-        big_proc, big_url, big_creds = start_server(Path(tmp) / "big")
+        small_proc, small_url, small_issuer, small_desk = start_server(Path(tmp) / "small")
+        big_proc, big_url, big_issuer, big_desk = start_server(Path(tmp) / "big")
         try:
-            itok = token(small_url, small_creds["issuer_id"], small_creds["issuer_secret"])
-            vtok = token(small_url, small_creds["verifier_id"], small_creds["verifier_secret"])
-            small = seed(small_url, itok, small_creds["key"], 1000, small_creds["key_version"])
+            itok, vtok = token(small_url, small_issuer), token(small_url, small_desk)
+            key = small_issuer["encryption_key"]
+            small = seed(small_url, itok, key, 1000, small_issuer["key_version"])
 
             body = json.dumps({"barcode": small[0]})
             ratios = []
@@ -326,7 +229,7 @@ def main() -> None:
                 ratios.append((verify_rps / health_rps, verify_rps, health_rps))
             ratio, verify_rps, health_rps = sorted(ratios)[len(ratios) // 2]
 
-            sealed = [sealed_record(small_creds["key"]) for _ in range(1000)]
+            sealed = [sealed_record(key) for _ in range(1000)]
             records = {"records": [s.body for s in sealed]}
             batch_ratios = []
             client = httpx.Client(timeout=60)  # one connection, as a pay run would use
@@ -344,13 +247,13 @@ def main() -> None:
                 reply.raise_for_status()
                 batch_s = time.perf_counter() - started
                 batch_ratios.append((batch_s / validate_s, batch_s, validate_s))
-                sealed = [sealed_record(small_creds["key"]) for _ in range(1000)]
+                sealed = [sealed_record(key) for _ in range(1000)]
                 records = {"records": [s.body for s in sealed]}
             batch_ratio, batch_s, validate_s = sorted(batch_ratios)[len(batch_ratios) // 2]
 
-            big_itok = token(big_url, big_creds["issuer_id"], big_creds["issuer_secret"])
-            big_vtok = token(big_url, big_creds["verifier_id"], big_creds["verifier_secret"])
-            big = seed(big_url, big_itok, big_creds["key"], args.records, big_creds["key_version"])
+            big_itok, big_vtok = token(big_url, big_issuer), token(big_url, big_desk)
+            big_key, big_version = big_issuer["encryption_key"], big_issuer["key_version"]
+            big = seed(big_url, big_itok, big_key, args.records, big_version)
             time.sleep(5)
             p50_small_live, p50_big_live = interleaved_p50(
                 small_url, vtok, small, big_url, big_vtok, big
@@ -358,9 +261,8 @@ def main() -> None:
             # The same store reopened from disk, as a server holding 100k records usually is.
             big_proc.terminate()
             big_proc.wait(10)
-            env = {**os.environ, "PAYSLIP_RATE_LIMIT_IP": "off", "PAYSLIP_RATE_LIMIT_CLIENT": "off"}
-            big_proc, big_url = launch(Path(tmp) / "big", env)
-            big_vtok = token(big_url, big_creds["verifier_id"], big_creds["verifier_secret"])
+            big_proc, big_url = serve(Path(tmp) / "big", 0, "--threads", "16")
+            big_vtok = token(big_url, big_desk)
             p50_small, p50_big = interleaved_p50(small_url, vtok, small, big_url, big_vtok, big)
         finally:
             for proc in (small_proc, big_proc):

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import os
 import random
 import signal
 import subprocess
@@ -28,63 +26,14 @@ import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.served import instance, serve, token  # noqa: E402
 from tests.factories import Sealed, sealed_record  # noqa: E402
-
-PY = sys.executable
-QUIET_LIMITS = {
-    "PAYSLIP_RATE_LIMIT_IP": "off",
-    "PAYSLIP_RATE_LIMIT_CLIENT": "off",
-    "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
-}
-
-
-def cli(*args: str) -> dict[str, Any]:
-    done = subprocess.run([PY, "-m", "service", *args], capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"service {args[0]} failed: {done.stderr.strip()}")
-    return dict(json.loads(done.stdout))
-
-
-def instance(data_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    cli("init", "--data-dir", str(data_dir))
-    issuer = cli("admin", "--data-dir", str(data_dir), "create-issuer", "--name", "Stress")
-    verifier = cli("admin", "--data-dir", str(data_dir), "create-verifier", "--name", "Desk")
-    return issuer, verifier
-
-
-def serve(data_dir: Path, port: int = 0) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [PY, "-m", "service", "serve", "--data-dir", str(data_dir), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **QUIET_LIMITS},
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("listening on "):
-        raise SystemExit("the server did not start")
-    return proc, line.strip().removeprefix("listening on ")
-
-
-def token(url: str, creds: dict[str, Any]) -> str:
-    body = {
-        "grant_type": "client_credentials",
-        "client_id": creds["client_id"],
-        "client_secret": creds["client_secret"],
-        "audience": url,
-    }
-    reply = httpx.post(f"{url}/oauth/token", json=body, timeout=30)
-    reply.raise_for_status()
-    return str(reply.json()["access_token"])
 
 
 def pct(values: list[float], q: float) -> float:

@@ -1,0 +1,68 @@
+"""A throwaway service for the benchmarks, made and run the way an operator does: `instance`
+initialises a data directory and creates an issuer and a verifier with the CLI, `serve` starts
+`python -m service serve` on it with the rate limits off (a benchmark is not abuse), `token`
+gets a bearer token. One copy for service_bench, stress_bench and hostile_bench.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.oauth import fetch_token  # noqa: E402
+
+PY = sys.executable
+QUIET_LIMITS = {
+    "PAYSLIP_RATE_LIMIT_IP": "off",
+    "PAYSLIP_RATE_LIMIT_CLIENT": "off",
+    "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
+}
+
+
+def cli(*args: str) -> dict[str, Any]:
+    """`python -m service <args>`, its JSON output; a failure ends the benchmark."""
+    done = subprocess.run([PY, "-m", "service", *args], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"service {args[0]} failed: {done.stderr.strip()}")
+    return dict(json.loads(done.stdout))
+
+
+def instance(
+    data_dir: Path, issuer_name: str = "Stress", verifier_name: str = "Desk"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A new instance in `data_dir`: (issuer, verifier) as `create-issuer`/`create-verifier`
+    print them (client_id, client_secret, encryption_key, key_version, ...)."""
+    cli("init", "--data-dir", str(data_dir))
+    issuer = cli("admin", "--data-dir", str(data_dir), "create-issuer", "--name", issuer_name)
+    verifier = cli("admin", "--data-dir", str(data_dir), "create-verifier", "--name", verifier_name)
+    return issuer, verifier
+
+
+def serve(data_dir: Path, port: int = 0, *options: str) -> tuple[subprocess.Popen[str], str]:
+    """`serve` on `data_dir` (`options`: more serve flags, e.g. `--threads 16`): the process
+    and the URL it printed once listening."""
+    proc = subprocess.Popen(
+        [PY, "-m", "service", "serve", "--data-dir", str(data_dir), "--port", str(port), *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **QUIET_LIMITS},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("listening on "):
+        raise SystemExit("the server did not start")
+    return proc, line.strip().removeprefix("listening on ")
+
+
+def token(url: str, creds: dict[str, Any]) -> str:
+    """A bearer token for an issuer or verifier as `instance` returned it."""
+    return fetch_token(url, creds["client_id"], creds["client_secret"])
