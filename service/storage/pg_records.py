@@ -1,30 +1,43 @@
 """The PostgreSQL adapter's records: adding them (batches), reading, pinning, revoking, counting.
 
-`add_records` resolves outcomes in Python with the shared rule in ``add_rule.py`` (the port's rules
-are ordered and depend on earlier records of the same call), then inserts all CREATED rows in one
-transaction. It runs optimistically under a *shared* advisory lock, so concurrent batches proceed
-in parallel. If a concurrent writer committed a colliding row in between (unique violation,
-deadlock), or if the verdicts include IV_REUSED (the one verdict no constraint re-checks), it
-rolls back and retries under the *exclusive* form of the same lock, which excludes every other
-batch, so the retry runs serially, sees a stable table and cannot collide again.
+`add_records` decides verdicts in Python with the shared rule in ``add_rule.py`` (the port's rules
+are ordered and depend on earlier records of the same call) and writes all CREATED rows with one
+COPY in one transaction. Attempts go from cheapest to serial, each repeated in the next mode only
+when it cannot guarantee the result of a serial execution:
+
+1. NEW, when the batch's records do not collide with each other (a pay run): under a *shared*
+   advisory lock, COPY every record without looking anything up. Any stored or concurrently
+   committed row with one of the references or (issuer_id, iv) pairs fails the COPY (unique
+   constraints), so success means every verdict is CREATED.
+2. CHECKED: under the shared lock, look up the stored rows the batch collides with, decide, COPY
+   the CREATED ones. Concurrent batches proceed in parallel.
+3. SERIAL, when a concurrent writer committed a colliding row in between (unique violation,
+   deadlock) or a verdict is IV_REUSED (the one verdict no constraint re-checks): the same steps
+   under the *exclusive* form of the lock, which excludes every other batch, so the table is
+   stable and nothing can collide.
+
+A failed attempt rolls back completely (one transaction), so a batch is never partly stored.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Sequence
+from functools import partial
 from typing import Final
 
 from psycopg import errors as pg_errors
+from psycopg.rows import DictRow
 
 from service.storage.add_rule import resolve_additions
 from service.storage.pg_database import Conn, PgDatabase, Retry, transaction
 from service.storage.pg_rows import (
-    RECORD_INSERT,
+    RECORD_COPY,
     client_from_row,
     key_from_row,
+    record_copy_values,
     record_from_row,
-    record_params,
 )
 from service.storage.port import AddOutcome, AddStatus, Counts, Issuer, Record, VerificationRead
 
@@ -34,57 +47,90 @@ log = logging.getLogger("service.storage.postgres_store")
 RECORDS_LOCK: Final = 0x5056_7265_636F_7264
 
 
-class _RetryExclusivelyError(Exception):
-    """The optimistic attempt cannot guarantee a serial result: retry under the exclusive lock."""
+class _Mode(enum.Enum):
+    """How one attempt of `add_records` runs, cheapest first (see the module docstring)."""
+
+    NEW = "new"
+    """Shared lock, no lookup: every record is taken to be new, so any collision with a stored
+    row fails the COPY (unique violation) and the attempt is repeated CHECKED."""
+    CHECKED = "checked"
+    """Shared lock, the stored rows the batch collides with looked up, verdicts decided."""
+    SERIAL = "serial"
+    """Exclusive lock: no other batch runs, so the verdicts are those of a serial execution."""
 
 
-def _add_records_once(conn: Conn, records: list[Record], exclusive: bool) -> list[AddOutcome]:
-    """One attempt. Optimistic (shared lock) attempts give up, rolling back, whenever their
-    result might not match a serial execution; the exclusive attempt is serial by design."""
-    refs = sorted({r.service_reference for r in records})
-    issuer_ids = [r.issuer_id for r in records]
-    ivs = [r.iv for r in records]
+class _NextModeError(Exception):
+    """This attempt cannot guarantee a serial result: roll back and repeat in the next mode."""
+
+
+_NEXT = {_Mode.NEW: _Mode.CHECKED, _Mode.CHECKED: _Mode.SERIAL}
+
+
+def _stored_rows(conn: Conn, records: list[Record]) -> list[DictRow]:
+    """The stored records the batch collides with, by reference or by (issuer_id, iv).
+
+    One statement, hence one snapshot, for both lookups: two statements could see an IV
+    committed by another writer but not the reference committed with it. LATERAL forces one
+    index probe per wanted pair; a plain join may pick a hash join over a full scan when
+    statistics are stale."""
+    return conn.execute(
+        "SELECT * FROM records WHERE service_reference = ANY(%s) "
+        "UNION ALL "
+        "SELECT r.* FROM unnest(%s::text[], %s::text[]) AS w(issuer_id, iv) "
+        "CROSS JOIN LATERAL (SELECT * FROM records "
+        "  WHERE issuer_id = w.issuer_id AND iv = w.iv) AS r",
+        (
+            sorted({r.service_reference for r in records}),
+            [r.issuer_id for r in records],
+            [r.iv for r in records],
+        ),
+    ).fetchall()
+
+
+def _copy_in(conn: Conn, created: list[Record]) -> None:
+    """Insert with COPY, sorted by reference: concurrent batches then wait for each other's
+    rows in one order, which makes deadlocks unlikely (one still only costs a retry)."""
+    with conn.cursor().copy(RECORD_COPY) as copy:
+        for record in sorted(created, key=lambda r: r.service_reference):
+            copy.write_row(record_copy_values(record))
+
+
+def _add_records_once(conn: Conn, records: list[Record], mode: _Mode) -> list[AddOutcome]:
+    """One attempt, one transaction. Attempts under the shared lock give up, rolling back,
+    whenever their result might not match a serial execution."""
     try:
         with transaction(conn):
-            lock = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+            lock = (
+                "pg_advisory_xact_lock" if mode is _Mode.SERIAL else "pg_advisory_xact_lock_shared"
+            )
             conn.execute(f"SELECT {lock}(%s)", (RECORDS_LOCK,))
-            # One statement, hence one snapshot, for both lookups: two statements could see
-            # an IV committed by another writer but not the reference committed with it.
-            # LATERAL forces one index probe per wanted pair; a plain join may pick a hash
-            # join over a full scan when statistics are stale.
-            rows = conn.execute(
-                "SELECT * FROM records WHERE service_reference = ANY(%s) "
-                "UNION ALL "
-                "SELECT r.* FROM unnest(%s::text[], %s::text[]) AS w(issuer_id, iv) "
-                "CROSS JOIN LATERAL (SELECT * FROM records "
-                "  WHERE issuer_id = w.issuer_id AND iv = w.iv) AS r",
-                (refs, issuer_ids, ivs),
-            ).fetchall()
+            if mode is _Mode.NEW:
+                outcomes = [AddOutcome(AddStatus.CREATED, r) for r in records]
+                _copy_in(conn, records)
+                return outcomes
+            rows = _stored_rows(conn, records)
             stored_by_ref = {row["service_reference"]: record_from_row(row) for row in rows}
             stored_ivs = {(row["issuer_id"], row["iv"]) for row in rows}
             plan = resolve_additions(records, stored_by_ref.get, stored_ivs)
-            outcomes, created = plan.outcomes, plan.created
-            if not exclusive and any(o.status is AddStatus.IV_REUSED for o in outcomes):
+            if mode is _Mode.CHECKED and any(
+                o.status is AddStatus.IV_REUSED for o in plan.outcomes
+            ):
                 # IV_REUSED is the one verdict that rests on a reference being *absent*
                 # without inserting it, so no constraint would catch a concurrent writer
                 # inserting it (whose serial verdict would then be CONFLICT or DUPLICATE).
                 # Rare (it is a client error), so it simply takes the serial path.
-                raise _RetryExclusivelyError("IV_REUSED verdicts are decided serially")
-            if created:
-                # Sorted inserts make lock waits between concurrent batches less likely to
-                # form cycles; a deadlock still only costs a retry.
-                created_rows = sorted(created, key=lambda r: r.service_reference)
-                with conn.cursor() as cur:
-                    cur.executemany(RECORD_INSERT, [record_params(r) for r in created_rows])
+                raise _NextModeError("IV_REUSED verdicts are decided serially")
+            if plan.created:
+                _copy_in(conn, plan.created)
+            return plan.outcomes
     except (
         pg_errors.UniqueViolation,
         pg_errors.DeadlockDetected,
         pg_errors.SerializationFailure,
     ) as exc:
-        if exclusive:
+        if mode is _Mode.SERIAL:
             raise  # cannot happen while every writer takes the lock; surface it loudly
-        raise _RetryExclusivelyError(type(exc).__name__) from exc
-    return outcomes
+        raise _NextModeError(type(exc).__name__) from exc
 
 
 class RecordTables:
@@ -97,16 +143,18 @@ class RecordTables:
         if not records:
             return []
         batch = list(records)
-        try:
-            return self._db.run(
-                lambda conn: _add_records_once(conn, batch, exclusive=False),
-                Retry.BEFORE_COMMIT,
-            )
-        except _RetryExclusivelyError as why:
-            log.info("add_records retried under the exclusive lock: %s", why)
-        return self._db.run(
-            lambda conn: _add_records_once(conn, batch, exclusive=True), Retry.BEFORE_COMMIT
-        )
+        # A batch whose records do not collide with each other is most likely all new (a pay
+        # run): try it without looking anything up.
+        alone = resolve_additions(batch, lambda _: None, ())
+        mode = _Mode.NEW if len(alone.created) == len(batch) else _Mode.CHECKED
+        while True:
+            try:
+                return self._db.run(
+                    partial(_add_records_once, records=batch, mode=mode), Retry.BEFORE_COMMIT
+                )
+            except _NextModeError as why:
+                log.debug("add_records repeated %s: %s", _NEXT[mode].value, why)
+                mode = _NEXT[mode]
 
     def get_record(self, service_reference: str) -> Record | None:
         def work(conn: Conn) -> Record | None:
