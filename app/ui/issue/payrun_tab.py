@@ -1,16 +1,15 @@
 """The "Pay run from a file" tab: check a CSV/JSON file, register it, watch it progress.
 
-The work runs in `app.issuer.runner` on a worker thread; this tab only shows progress and streams
-the per-row results into a table. The bar is determinate through every phase (checking,
-registering, badges, PDFs): it shows how far the whole run is, with rows done, rows per second
-and the time left, and a line per phase. Stop leaves a resumable run: starting it again with the
-same output folder carries on where it stopped, and nothing is registered twice.
+The work runs in `app.issuer.runner` on a worker thread; this tab starts, stops and reports it
+and streams the per-row results into a table. The Files panel is `payrun_files`, the bar and
+its figures (determinate through every phase: checking, registering, badges, PDFs) are
+`payrun_progress`. Stop leaves a resumable run: starting it again with the same output folder
+carries on where it stopped, and nothing is registered twice.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,21 +20,18 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QBoxLayout,
     QCheckBox,
-    QGridLayout,
     QHBoxLayout,
     QHeaderView,
-    QLineEdit,
-    QProgressBar,
     QPushButton,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from app import resources
 from app.context import AppContext
 from app.issuer.messages import describe_error
 from app.issuer.payrun import PayrunRow, RowProblem, count_rows, read_payrun
+from app.issuer.progress import PhaseCount
 from app.issuer.runner import (
     MAX_BATCH,
     PayRun,
@@ -45,15 +41,14 @@ from app.issuer.runner import (
     RunSettings,
     RunSummary,
 )
-from app.ui.folders import choose_folder, open_file
 from app.ui.issue.issuer_panel import IssuerPanel
+from app.ui.issue.payrun_files import PayRunFiles
+from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import ProblemsFilter, ResultsModel
 from app.ui.issue.single import TWO_COLUMNS_FROM
 from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
 
-SCALE = 1000
-"""The bar counts thousandths of the whole run, so it moves smoothly through every phase."""
 CHECK_REPORT_EVERY = 50
 
 
@@ -71,52 +66,6 @@ class CheckOutcome:
     problems: list[RowProblem]
 
 
-@dataclass(frozen=True)
-class PhaseView:
-    """One line of the phase list: what it is, how many done of how many (None: not known)."""
-
-    phase: str
-    label: str
-    done: int
-    total: int | None
-
-    @property
-    def fraction(self) -> float | None:
-        if self.total is None:
-            return None
-        return 1.0 if self.total == 0 else min(self.done / self.total, 1.0)
-
-
-def phase_views(progress: Progress) -> list[PhaseView]:
-    """Every phase's count, from the runner's `steps()` when it has them (issue 12), else from
-    the counts every Progress has (rows handled of the estimated total)."""
-    steps = getattr(progress, "steps", None)
-    if callable(steps):
-        views = [PhaseView(s.phase, s.label, int(s.done), s.total) for s in steps()]
-        # PDFs only count when the run stamps any.
-        return [v for v in views if v.phase != "pdfs" or bool(getattr(progress, "with_pdf", 0))]
-    total = progress.total
-    return [PhaseView("registering", "Rows handled", progress.rows, total)]
-
-
-def overall_fraction(views: list[PhaseView]) -> float | None:
-    fractions = [v.fraction for v in views]
-    if not fractions or any(f is None for f in fractions):
-        return None
-    return sum(f for f in fractions if f is not None) / len(fractions)
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
 class PayRunTab(QWidget):
     """Signals: `checked(CheckOutcome)`, `run_finished(object)` (a RunSummary or the message),
     `progressed(int)` with the bar's value after every update."""
@@ -131,7 +80,6 @@ class PayRunTab(QWidget):
         self.tasks = tasks
         self.issuer_panel = issuer_panel
         self._cancel: threading.Event | None = None
-        self._started = 0.0
         self._last_out: Path | None = None
         self.open_folder: Callable[[QUrl], object] = QDesktopServices.openUrl
         """How a folder is shown (the desktop's file manager; tests record the call instead)."""
@@ -145,50 +93,13 @@ class PayRunTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 12, 12, 12)
         layout.setSpacing(12)
-        files, files_layout = section("Files")
-        grid = QGridLayout()
-        grid.setColumnStretch(1, 1)
-        self.run_file = QLineEdit()
-        self.run_file.setObjectName("runFile")
-        self.run_file.setPlaceholderText("The pay-run file from your payroll (.csv or .json)")
-        self.run_pdf_dir = QLineEdit()
-        self.run_pdf_dir.setPlaceholderText("Optional: a folder with one payslip PDF per employee")
-        self.run_out_dir = QLineEdit()
-        self.run_out_dir.setObjectName("runOut")
-        self.run_out_dir.setPlaceholderText("Where the badges, stamped PDFs and results go")
-        for row, (caption, edit, pick) in enumerate(
-            (
-                ("Pay-run file", self.run_file, self._pick_file),
-                ("Payslip PDFs", self.run_pdf_dir, lambda: self._pick_dir(self.run_pdf_dir)),
-                ("Output folder", self.run_out_dir, lambda: self._pick_dir(self.run_out_dir)),
-            )
-        ):
-            for widget in (edit,):
-                widget.setStyleSheet("font-family: sans-serif;")
-            browse = QPushButton("Browse…")
-            browse.clicked.connect(pick)
-            grid.addWidget(label(caption, "fieldLabel", wrap=False), row, 0)
-            grid.addWidget(edit, row, 1)
-            grid.addWidget(browse, row, 2)
-        files_layout.addLayout(grid)
-        sample = QHBoxLayout()
-        self.sample_button = QPushButton("Use the sample pay-run file")
-        self.sample_button.setObjectName("linkButton")
-        self.sample_button.clicked.connect(self.use_sample)
-        sample.addWidget(self.sample_button)
-        sample.addStretch(1)
-        files_layout.addLayout(sample)
-        self.hint = label(
-            "Every row is checked first; rows with problems are listed and skipped, the rest are "
-            "registered. If you stop a run (or the computer restarts), start it again with the "
-            "same output folder: it carries on where it stopped and registers nothing twice.",
-            "hint",
-        )
-        files_layout.addWidget(self.hint)
-        files_layout.addStretch(1)
+        self.files = PayRunFiles(self.context, self)
+        # The tab's own names for the panel's widgets (the tests use them).
+        self.run_file, self.run_out_dir = self.files.run_file, self.files.run_out_dir
+        self.sample_button, self.hint = self.files.sample_button, self.files.hint
         self.top = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         self.top.setSpacing(12)
-        self.top.addWidget(files, 1)
+        self.top.addWidget(self.files.box, 1)
         layout.addLayout(self.top)
 
         run, run_layout = section("Run")
@@ -207,24 +118,10 @@ class PayRunTab(QWidget):
         buttons.addStretch(1)
         buttons.addWidget(self.open_button)
         run_layout.addLayout(buttons)
-        self.run_progress = QProgressBar()
-        self.run_progress.setObjectName("runProgress")
-        self.run_progress.setRange(0, SCALE)
-        self.run_progress.setValue(0)
-        self.run_progress.setFormat("%p%")
-        run_layout.addWidget(self.run_progress)
-        figures = QHBoxLayout()
-        self.rows_label = label("", "fieldValue", wrap=False)
-        self.rate_label = label("", "fieldLabel", wrap=False)
-        self.left_label = label("", "fieldLabel", wrap=False)
-        figures.addWidget(self.rows_label)
-        figures.addStretch(1)
-        figures.addWidget(self.rate_label)
-        figures.addWidget(self.left_label)
-        run_layout.addLayout(figures)
-        self.phase_label = label("", "hint")
-        self.phase_label.setObjectName("runPhases")
-        run_layout.addWidget(self.phase_label)
+        self.progress = RunProgress(self)
+        self.progress.add_to(run_layout)
+        self.run_progress, self.rows_label = self.progress.bar, self.progress.rows_label
+        self.rate_label = self.progress.rate_label
         self.run_status = label("", "runStatus")
         self.run_status.setObjectName("runStatus")
         run_layout.addWidget(self.run_status)
@@ -269,48 +166,18 @@ class PayRunTab(QWidget):
         )
         super().resizeEvent(event)
 
-    # ------------------------------------------------------------------ files
-
-    def use_sample(self) -> None:
-        """The bundled sample file (invented employees), and a fresh output folder beside it."""
-        self.run_file.setText(str(resources.path("sample_payrun.csv")))
-        if not self.run_out_dir.text().strip():
-            stamp = time.strftime("%Y-%m-%d %H%M%S")
-            self.run_out_dir.setText(str(Path.home() / "Payslip badges" / f"Sample run {stamp}"))
-
-    def _pick_file(self) -> None:
-        name = open_file(
-            self,
-            self.context.settings,
-            "pay-run files",
-            "Choose the pay-run file",
-            "Pay runs (*.csv *.json *.jsonl)",
-        )
-        if name:
-            self.run_file.setText(name)
-
-    def _pick_dir(self, edit: QLineEdit) -> None:
-        purpose = "payslip PDFs" if edit is self.run_pdf_dir else "pay-run output"
-        name = choose_folder(self, self.context.settings, purpose, "Choose a folder")
-        if name:
-            edit.setText(name)
+    # ------------------------------------------------------------------ inputs and table
 
     def _filter_problems(self, only: bool) -> None:
         self.results_filter.problems_only = only
         self.results_filter.invalidate()
 
     def _run_paths(self) -> tuple[Path, Path | None, Path | None] | None:
-        file_text = self.run_file.text().strip()
-        if not file_text:
+        source, pdf_dir, out_dir = self.files.paths()
+        if source is None:
             self._set_run_status("Choose a pay-run file first.", error=True)
             return None
-        pdf_text = self.run_pdf_dir.text().strip()
-        out_text = self.run_out_dir.text().strip()
-        return (
-            Path(file_text),
-            Path(pdf_text) if pdf_text else None,
-            (Path(out_text) if out_text else None),
-        )
+        return source, pdf_dir, out_dir
 
     # ------------------------------------------------------------------ checking
 
@@ -389,7 +256,7 @@ class PayRunTab(QWidget):
             RunSettings(
                 source=source, out_dir=out_dir, pdf_dir=pdf_dir, batch_size=self.batch_size
             ),
-            on_progress=lambda p: signals.progress.emit(_copy_progress(p)),
+            on_progress=lambda p: signals.progress.emit(snapshot(p)),
             on_results=lambda rs: signals.results.emit(
                 [(r.row, r.external_id, r.status, r.service_reference, r.reason) for r in rs]
             ),
@@ -413,15 +280,10 @@ class PayRunTab(QWidget):
             not running and self._last_out is not None and self._last_out.is_dir()
         )
         if running:
-            self._started = time.monotonic()
-            self.run_progress.setValue(0)
-            self.rows_label.setText("")
-            self.rate_label.setText("")
-            self.left_label.setText("")
-            self.phase_label.setText("")
+            self.progress.restart()
 
     def _check_progress(self, done: int, total: int | None) -> None:
-        view = PhaseView("checking", "Checking rows", done, total)
+        view = PhaseCount("checking", "Checking rows", done, total)
         self._show(view.phase, [view], 0.0, done, total, finished=done == total)
 
     def _run_progress(self, progress: Progress) -> None:
@@ -434,40 +296,16 @@ class PayRunTab(QWidget):
     def _show(
         self,
         phase: str,
-        views: list[PhaseView],
+        views: list[PhaseCount],
         elapsed: float,
         done: int,
         total: int | None,
         *,
         finished: bool,
     ) -> None:
-        fraction = overall_fraction(views)
-        if fraction is not None:
-            value = round(fraction * SCALE)
-            if not finished:
-                value = min(value, SCALE - 1)  # full only when it is really finished
-            self.run_progress.setValue(max(value, self.run_progress.value()))
-        elapsed = elapsed or (time.monotonic() - self._started)
-        self.rows_label.setText(
-            f"{done} of {total} rows done" if total is not None else f"{done} rows done"
-        )
-        if elapsed > 0.2 and done:
-            self.rate_label.setText(f"{done / elapsed:,.0f} rows/s")
-        if fraction and 0.02 < fraction < 1 and not finished:
-            self.left_label.setText(f"· about {_duration(elapsed / fraction - elapsed)} left")
-        elif finished:
-            self.left_label.setText("")
-        lines = []
-        for view in views:
-            mark = "✓" if view.fraction == 1.0 else ("▸" if view.phase == phase else "○")
-            count = f"{view.done} of {view.total}" if view.total is not None else f"{view.done}"
-            lines.append(f"{mark} {view.label}: {count}")
-        self.phase_label.setText("\n".join(lines))
-        number = next((i for i, view in enumerate(views, 1) if view.phase == phase), 0)
-        if not finished and number:
-            label_text = views[number - 1].label
-            step = f"Step {number} of {len(views)}: " if len(views) > 1 else ""
-            self._set_run_status(f"{step}{label_text.lower()}…")
+        step = self.progress.show(phase, views, elapsed, done, total, finished=finished)
+        if step is not None:
+            self._set_run_status(step)
         self.progressed.emit(self.run_progress.value())
 
     def _run_results(self, rows: list[tuple[int, str, str, str, str]]) -> None:
@@ -479,7 +317,7 @@ class PayRunTab(QWidget):
         self._set_running(False)
         p = summary.progress
         self.run_progress.setValue(SCALE)
-        self.left_label.setText("")
+        self.progress.left_label.setText("")
         text = (
             f"Done: {p.created} registered, {p.duplicate} already registered, {p.errors} "
             f"refused, {p.rejected} not sent. The badges and the results list "
@@ -491,7 +329,7 @@ class PayRunTab(QWidget):
     def _run_failed(self, exc: Exception) -> None:
         self._cancel = None
         self._set_running(False)
-        self.left_label.setText("")
+        self.progress.left_label.setText("")
         resume = (
             "To carry on, press “Register pay run” again with the same output folder; nothing "
             "will be registered twice."
@@ -521,9 +359,4 @@ class PayRunTab(QWidget):
             self._cancel.set()
 
 
-def _copy_progress(progress: Progress) -> Progress:
-    """A snapshot: the worker keeps mutating its own Progress while the GUI reads this one."""
-    return Progress(**vars(progress))
-
-
-__all__ = ["CheckOutcome", "PayRunTab", "PhaseView", "overall_fraction", "phase_views"]
+__all__ = ["CheckOutcome", "PayRunTab"]
