@@ -5,10 +5,12 @@ issuer library and the demo use, so the tests exercise what issuers send."""
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from pypdf import PdfWriter
 
 from service.protocol.crypto import TAG_BYTES
 from service.protocol.encoding import b64url_decode, new_reference
@@ -228,3 +230,13 @@ def build_body(sealed: Sealed) -> dict[str, Any]:
         sealed.pii,
         key_version=body["encryption_metadata"].get("key_version"),
     )
+
+
+def blank_pdf(pages: int = 1) -> bytes:
+    """A payslip PDF to stamp: `pages` empty A4 pages."""
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(595, 842)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()

@@ -5,13 +5,11 @@ credentials and a pay run. Screenshots go to the test's tmp_path for a human to 
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pypdf import PdfWriter
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QFontInfo
 from PySide6.QtWidgets import (
@@ -36,6 +34,7 @@ from app.ui.issue_screen import IssueScreen
 from app.ui.tasks import TaskRunner
 from service.demo import sample_records
 from tests.app.shots import shoot
+from tests.factories import blank_pdf
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,15 +76,6 @@ def screen(
     tasks.wait()
     widget.shutdown()
     widget.close()
-
-
-def blank_pdf(pages: int = 1) -> bytes:
-    writer = PdfWriter()
-    for _ in range(pages):
-        writer.add_blank_page(595, 842)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def test_required_fields_and_bad_values_are_shown_inline_and_clear_as_fixed(

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from PIL import Image, ImageChops
-from pypdf import PdfWriter
 
 from app.api_client import ApiClient
 from app.inputs.reading import read_input
@@ -52,20 +51,11 @@ from service.protocol.barcode_text import parse_barcode
 from service.protocol.crypto import decrypt, new_key
 from service.protocol.encoding import b64url_encode
 from service.protocol.pdf_metadata import read_payload_metadata
-from tests.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, SCHEMAS
+from tests.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, SCHEMAS, blank_pdf
 from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
 
 KEY = new_key()
 SCAN_BASE = "https://verify.example.test"
-
-
-def blank_pdf(pages: int = 1) -> bytes:
-    writer = PdfWriter()
-    for _ in range(pages):
-        writer.add_blank_page(595, 842)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 # --- PII text ----------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ network, the encrypted journal, stamped PDFs, and the CLI killed in the middle o
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import signal
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pypdf import PdfWriter
 
 from app.api_client import ApiClient, ServiceUnreachable
 from app.inputs.reading import read_input
@@ -26,6 +24,7 @@ from app.issuer import IssuerKey, PayRun, RunInterrupted, RunSettings
 from app.issuer.journal import JOURNAL_NAME, JournalError, RunJournal
 from app.issuer.payrun import PayrunFileError, PayrunRow, RowProblem, read_payrun, read_text_rows
 from service.protocol.barcode_text import parse_barcode
+from tests.factories import blank_pdf
 from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -281,17 +280,30 @@ class LosingClient:
         return answer
 
 
+def interrupted_run(
+    live: LiveService,  # noqa: F811
+    tmp_path: Path,
+    rows: int,
+    *,
+    lose: int,
+    batch_size: int,
+) -> tuple[Path, Path, RunInterrupted]:
+    """A pay run of `rows` good rows whose `lose`-th batch answer is lost, so it stops with
+    RunInterrupted: (the source file, the output folder, the error)."""
+    source = write_csv(tmp_path / "run.csv", [good_row(i) for i in range(1, rows + 1)])
+    out = tmp_path / "out"
+    losing = LosingClient(issuer_client(live), lose)
+    with pytest.raises(RunInterrupted) as caught:
+        run(live, source, out, client=losing, batch_size=batch_size)  # type: ignore[arg-type]
+    return source, out, caught.value
+
+
 def test_a_lost_answer_is_resumed_without_duplicates(
     live: LiveService,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    source = write_csv(tmp_path / "run.csv", [good_row(i) for i in range(1, 21)])
-    out = tmp_path / "out"
-    real = issuer_client(live)
-    losing = LosingClient(real, lose=2)
-    with pytest.raises(RunInterrupted) as caught:
-        run(live, source, out, client=losing, batch_size=8)  # type: ignore[arg-type]
-    assert "same output folder" in str(caught.value)
+    source, out, interrupted = interrupted_run(live, tmp_path, 20, lose=2, batch_size=8)
+    assert "same output folder" in str(interrupted)
     assert record_count(live) == 16
     assert (out / JOURNAL_NAME).exists() and not (out / "results.csv").exists()
 
@@ -305,7 +317,7 @@ def test_a_lost_answer_is_resumed_without_duplicates(
     # A killed run leaves temporary files behind; the resumed run clears them away.
     (out / ".results.csv.x1.tmp").write_text("partial")
     (out / "badges" / ".000001_EMP00001.png.x2.tmp").write_bytes(b"partial")
-    summary = run(live, source, out, client=real, batch_size=8)
+    summary = run(live, source, out, batch_size=8)
     assert summary.resumed
     assert not list(out.glob("**/.*.tmp"))
     statuses = [r["status"] for r in results(out)]
@@ -348,10 +360,7 @@ def test_a_changed_row_is_not_silently_replaced(
     live: LiveService,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    source = write_csv(tmp_path / "run.csv", [good_row(i) for i in range(1, 5)])
-    out = tmp_path / "out"
-    with pytest.raises(RunInterrupted):
-        run(live, source, out, client=LosingClient(issuer_client(live), 1), batch_size=2)  # type: ignore[arg-type]
+    source, out, _ = interrupted_run(live, tmp_path, 4, lose=1, batch_size=2)
     write_csv(
         source,
         [good_row(1).replace("1001.00,100.00", "1111.00,100.00")]
@@ -362,15 +371,6 @@ def test_a_changed_row_is_not_silently_replaced(
     assert statuses[0] == ("rejected", "this row changed after an")
     assert [s for s, _ in statuses[1:]] == ["duplicate", "created", "created"]
     assert record_count(live) == 4
-
-
-def blank_pdf(pages: int = 1) -> bytes:
-    writer = PdfWriter()
-    for _ in range(pages):
-        writer.add_blank_page(595, 842)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def test_stamped_pdfs_per_employee_verify(
@@ -432,23 +432,20 @@ def test_an_unusable_output_folder_is_a_clear_message(
 # --- the CLI, killed in the middle -----------------------------------------------------------
 
 
-def _cli(service: LiveService, source: Path, out: Path, *extra: str) -> list[str]:
+def issue_run_command(url: str, client_id: str, source: Path, out: Path, *extra: str) -> list[str]:
+    """`app issue-run` as an operator types it (secret and key come from the environment)."""
     return [
         sys.executable,
-        "-m",
-        "app",
-        "issue-run",
-        str(source),
-        "--out",
-        str(out),
-        "--service-url",
-        service.url,
-        "--client-id",
-        service.issuer["client_id"],
-        "--key-version",
-        service.issuer["key_version"],
+        *("-m", "app", "issue-run", str(source), "--out", str(out)),
+        *("--service-url", url, "--client-id", client_id),
         *extra,
     ]
+
+
+def _cli(service: LiveService, source: Path, out: Path, *extra: str) -> list[str]:
+    issuer = service.issuer
+    version = ("--key-version", issuer["key_version"])
+    return issue_run_command(service.url, issuer["client_id"], source, out, *version, *extra)
 
 
 def _cli_env(service: LiveService) -> dict[str, str]:

@@ -7,9 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
-from app.issuer import IssuerKey, RunInterrupted
+from app.issuer import IssuerKey
 from app.issuer.journal import RunJournal
 from app.issuer.payrun import PayrunRow, read_text_rows
 from app.issuer.run.journal_replay import fingerprint
@@ -17,9 +15,8 @@ from app.issuer.run.reconcile import reconcile
 from app.issuer.run.results import RecordResult
 from tests.app.test_payrun import (
     HEADER,
-    LosingClient,
     good_row,
-    issuer_client,
+    interrupted_run,
     record_count,
     results,
     run,
@@ -32,11 +29,8 @@ def test_edited_rows_are_refused_whether_acknowledged_or_only_sent(
     live: LiveService,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    source = write_csv(tmp_path / "run.csv", [good_row(i) for i in range(1, 5)])
-    out = tmp_path / "out"
     # Batch 1 (rows 1-2) is registered and acknowledged; batch 2's (rows 3-4) answer is lost.
-    with pytest.raises(RunInterrupted):
-        run(live, source, out, client=LosingClient(issuer_client(live), 2), batch_size=2)  # type: ignore[arg-type]
+    source, out, _ = interrupted_run(live, tmp_path, 4, lose=2, batch_size=2)
     assert record_count(live) == 4
 
     edited = [good_row(i).replace(f"{1000 + i}.00,100.00", "1234.00,100.00") for i in (1, 3)]

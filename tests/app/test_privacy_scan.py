@@ -29,6 +29,8 @@ from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.pii_text import build_pii_text
 from service.server import start
+from tests.app.test_payrun import issue_run_command
+from tests.factories import NZ_V2 as FACTORY_NZ_V2
 from tests.service.conftest import make_instance
 from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401
 
@@ -44,14 +46,7 @@ MARKERS = {
     "address": "77 Privscan Terrace, Markerville, Auckland 1010",
 }
 SECRET_VALUES = [v for k, v in MARKERS.items() if k != "employer_name"]
-NZ_V2 = {
-    "period_end": "2026-11-14",
-    "payment_date": "2026-11-14",
-    "currency": "NZD",
-    "gross": "3200.00",
-    "paye": "540.25",
-    "net": "2659.75",
-}
+NZ_V2 = FACTORY_NZ_V2["payslip_non_pii"]
 
 
 def _leaks(blob: bytes) -> list[str]:
@@ -149,19 +144,7 @@ def test_marker_pii_never_lands_at_rest(
     source.write_text(rows.getvalue())
     out = tmp_path / "payrun-out"
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "issue-run",
-            str(source),
-            "--out",
-            str(out),
-            "--service-url",
-            url,
-            "--client-id",
-            demo_context.issuer_info["client_id"],
-        ],
+        issue_run_command(url, demo_context.issuer_info["client_id"], source, out),
         capture_output=True,
         text=True,
         cwd=ROOT,
