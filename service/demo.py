@@ -8,11 +8,10 @@ from typing import Any
 
 from service.domain.context import Domain
 from service.domain.tokens import Principal
-from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
-from service.protocol.crypto import encrypt
-from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
+from service.protocol.encoding import new_reference
 from service.protocol.pii_text import au_address, build_pii_text, nz_address
 from service.protocol.schemas import IssuerCreated, VerifierCreated, validate_register_non_pii
+from service.protocol.sealing import non_pii_record, seal
 
 DEMO_ISSUER = "Demo Payroll Pty Ltd"
 DEMO_VERIFIER = "Demo Front Desk"
@@ -132,24 +131,21 @@ def seed_demo(domain: Domain) -> DemoInstance:
     verifier = domain.admin.create_verifier(DEMO_VERIFIER)
     demo = DemoInstance(issuer=issuer, verifier=verifier)
     principal = Principal(issuer.client_id, "issuer", issuer.issuer_id, "service:issuer")
-    key = b64url_decode(issuer.encryption_key)
     records = sample_records()
     records.append(("Revoked payslip (shows NOT VERIFIED)", records[0][1], records[0][2]))
     for label, fields, pii in records:
-        sealed = encrypt(pii.encode("utf-8"), key)
+        # Sealed and recorded as the issuer library does it (one implementation, in protocol).
+        sealed = seal(pii, issuer.encryption_key)
         reference = new_reference()
-        request = validate_register_non_pii(
-            {
-                **fields,
-                "service_reference": reference,
-                "encryption_metadata": {
-                    "iv": b64url_encode(sealed.iv),
-                    "tag": b64url_encode(sealed.tag),
-                    "key_version": issuer.key_version,
-                },
-            }
+        body = non_pii_record(
+            fields["schema"],
+            fields["issued_at"],
+            fields["payslip_non_pii"],
+            sealed,
+            reference=reference,
+            key_version=issuer.key_version,
         )
-        domain.registration.register_non_pii(principal, request)
+        domain.registration.register_non_pii(principal, validate_register_non_pii(body))
         revoked = label.startswith("Revoked")
         if revoked:
             domain.revocation.revoke(principal, reference, "demo: replaced payslip")
@@ -158,8 +154,8 @@ def seed_demo(domain: Domain) -> DemoInstance:
             DemoSample(
                 label=label,
                 service_reference=reference,
-                payload=build_payload_v2(reference, sealed.ciphertext),
-                scan_url=build_scan_url_v2(scan_base, reference, sealed.ciphertext),
+                payload=sealed.payload_v2(reference),
+                scan_url=sealed.scan_url(scan_base, reference),
                 revoked=revoked,
             )
         )
