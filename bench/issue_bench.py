@@ -10,7 +10,14 @@ service of its own (rate limits off) and prints, in one run:
 * a pay run of ``--rows`` payslips end to end (CSV read and checked, PII encrypted locally, batch
   registration with the fsynced journal, one badge PNG per record, results.csv) in records/s,
   against registering the same number of pre-sealed records with registerNonPIIBatch alone
-  (batches of 1000, no badges), and their ratio.
+  (batches of 1000, no badges), and their ratio;
+* stamping one employee's PDF (`stamp_badge`: an incremental update) for a blank page, a payslip
+  printed by Chromium and the same payslip with object streams (tests/data), each against pypdf
+  reading, cloning and writing the same document (the floor of every stamp before, which
+  rewrote the whole file), CPU medians; and the stamp against the rest of a payslip's work (the
+  pay run's CPU per payslip without PDFs, all processes);
+* a pay run of ``--pdf-rows`` payslips with a PDF per employee (the Chromium payslip) against the
+  same run without PDFs, records/s and CPU per payslip, and their ratio.
 
 The two pay-run numbers share the service, the machine and the run, so the ratio says what the
 issuer's own work (mostly badges) costs on top of the registration it cannot avoid.
@@ -28,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import segno
-from pypdf import PdfWriter
+from pypdf import PdfReader, PdfWriter
 
 from app.api_client import ApiClient
 from app.issuer import (
@@ -54,6 +62,7 @@ from app.issuer import (
 )
 from service.server import start_demo
 
+PAYSLIPS = Path(__file__).resolve().parents[1] / "tests" / "data"
 HEADER = (
     "schema,external_id,pii.employee_name,pii.position,pii.bsb,pii.account_number,"
     "pii.account_name,pii.address,period_end,payment_date,currency,gross,paygw,net,"
@@ -114,7 +123,8 @@ def bench_badges(scan_base: str, key: IssuerKey, count: int) -> float:
     return ratio
 
 
-def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> None:
+def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> float:
+    """The pay run against batch registration alone; returns the run's CPU ms per payslip."""
     key = IssuerKey.from_info(info)
     with tempfile.TemporaryDirectory(prefix="issue-bench-") as folder:
         source = Path(folder) / "payrun.csv"
@@ -180,6 +190,7 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> Non
         f"~{rows / (run_cpu / cores):.0f} records/s, ratio ~{batch_cpu / (run_cpu / cores):.3f} "
         f"(load average {os.getloadavg()[0]:.1f})"
     )
+    return 1000 * run_cpu / rows
 
 
 def cpu_seconds() -> float:
@@ -191,11 +202,11 @@ def cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
-def write_source(path: Path, rows: int) -> Path:
+def write_source(path: Path, rows: int, first: int = 0) -> Path:
     """A pay-run CSV written row by row (the bench never holds a big file either)."""
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(HEADER + "\n")
-        for i in range(rows):
+        for i in range(first, first + rows):
             handle.write(row(i) + "\n")
     return path
 
@@ -243,33 +254,103 @@ def bench_rss(url: str, info: dict[str, str], small: int, large: int) -> float:
     return ratio
 
 
-def bench_stamp(scan_base: str, key: IssuerKey, count: int) -> None:
-    """Stamping one employee's PDF (a one-page A4 payslip) against drawing their badge."""
+def cpu_ms(call: Callable[[], object], count: int) -> float:
+    """Median CPU ms of `call` (CPU time: what it costs, whatever else runs on the machine)."""
+    call()  # warm up
+    times = []
+    for _ in range(count):
+        started = time.process_time()
+        call()
+        times.append(time.process_time() - started)
+    return statistics.median(times) * 1000
+
+
+def blank_pdf() -> bytes:
     writer = PdfWriter()
     writer.add_blank_page(595, 842)
     buffer = io.BytesIO()
     writer.write(buffer)
-    pdf = buffer.getvalue()
-    sealed = [seal(pii(i), key.encryption_key) for i in range(count)]
-    references = [new_reference() for _ in range(count)]
-    pngs = [
-        render_badge_png(s.scan_url(scan_base, r)) for s, r in zip(sealed, references, strict=True)
-    ]
-    stamp_badge(pdf, pngs[0], sealed[0].payload_v2(references[0]))  # warm up
-    stamp_times, badge_times = [], []
-    for s, r, png in zip(sealed, references, pngs, strict=True):
-        started = time.perf_counter()
-        stamp_badge(pdf, png, s.payload_v2(r))
-        stamp_times.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        render_badge_png(s.scan_url(scan_base, r))
-        badge_times.append(time.perf_counter() - started)
-    stamp = statistics.median(stamp_times) * 1000
-    badge = statistics.median(badge_times) * 1000
+    return buffer.getvalue()
+
+
+def rewrite(pdf: bytes) -> bytes:
+    """What every stamp did before on top of drawing: pypdf reads, clones and writes it all."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def bench_stamp(scan_base: str, key: IssuerKey, count: int) -> float:
+    """Stamping one employee's PDF, per kind of document, against pypdf rewriting the same
+    document and against drawing the badge. Returns the stamp's CPU ms for the browser payslip."""
+    sealed = seal(pii(1), key.encryption_key)
+    reference = new_reference()
+    url, payload = sealed.scan_url(scan_base, reference), sealed.payload_v2(reference)
+    png = render_badge_png(url)
+    badge = cpu_ms(lambda: render_badge_png(url), count)
+    documents = {
+        "blank A4 page written by pypdf": blank_pdf(),
+        "payslip printed by Chromium (67 KB, 199 objects)": (
+            PAYSLIPS / "payslip-browser.pdf"
+        ).read_bytes(),
+        "the same payslip in object streams (qpdf)": (PAYSLIPS / "payslip-objstm.pdf").read_bytes(),
+    }
+    stamps = {}
+    for name, pdf in documents.items():
+        stamp = cpu_ms(lambda pdf=pdf: stamp_badge(pdf, png, payload), count)  # type: ignore[misc]
+        whole = cpu_ms(lambda pdf=pdf: rewrite(pdf), count)  # type: ignore[misc]
+        stamps[name] = stamp
+        print(
+            f"PDF stamp, {name}: {stamp:.2f} ms (badge image, caption, XMP, info; an update "
+            f"after the original bytes) vs {whole:.2f} ms for pypdf to read, clone and write it "
+            f"({stamp / whole:.2f}); the badge itself {badge:.2f} ms"
+        )
+    return stamps["payslip printed by Chromium (67 KB, 199 objects)"]
+
+
+def bench_pdf_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> float:
+    """A pay run with a PDF per employee against the same run without: returns the ratio of
+    their records/s (target >= 0.5: PDFs at most halve a run's speed)."""
+    key = IssuerKey.from_info(info)
+    figures: dict[str, tuple[float, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="issue-pdfs-") as folder:
+        base = Path(folder)
+        payslip = base / "payslip.pdf"
+        payslip.write_bytes((PAYSLIPS / "payslip-browser.pdf").read_bytes())
+        client = ApiClient(
+            url, info["client_id"], info["client_secret"], issuer_url=url, deadline=120.0
+        )
+        with client:
+            for label, first in (("without PDFs", 500_000), ("with PDFs", 600_000)):
+                source = write_source(base / f"{first}.csv", rows, first)
+                pdf_dir = None
+                if label == "with PDFs":
+                    pdf_dir = base / "pdfs"
+                    pdf_dir.mkdir()
+                    for i in range(first, first + rows):  # each employee's own file, by name
+                        os.link(payslip, pdf_dir / f"EMP{i:06d}.pdf")
+                cpu_before = cpu_seconds()
+                started = time.perf_counter()
+                settings = RunSettings(source=source, out_dir=base / f"out{first}", pdf_dir=pdf_dir)
+                summary = PayRun(client, key, scan_base, settings).run()
+                seconds = time.perf_counter() - started
+                cpu = cpu_seconds() - cpu_before
+                assert summary.progress.created == rows, summary.progress
+                assert summary.progress.pdfs == (rows if pdf_dir else 0), summary.progress
+                figures[label] = (rows / seconds, 1000 * cpu / rows)
+    for label, (rate, cpu_ms_each) in figures.items():
+        print(
+            f"pay run of {rows} payslips {label}: {rate:.0f} records/s, {cpu_ms_each:.2f} ms of "
+            f"CPU per payslip (all processes)"
+        )
+    ratio = figures["with PDFs"][0] / figures["without PDFs"][0]
+    cpu_ratio = figures["with PDFs"][1] / figures["without PDFs"][1]
     print(
-        f"PDF stamping per employee (badge + XMP + info dictionary into a 1-page A4 PDF): "
-        f"{stamp:.1f} ms vs {badge:.2f} ms to draw the badge ({stamp / badge:.1f}x)"
+        f"ratio pay run with PDFs / without: {ratio:.2f} in records/s (target >= 0.5), "
+        f"{cpu_ratio:.2f} in CPU per payslip"
     )
+    return ratio
 
 
 def bench_decode() -> float:
@@ -292,6 +373,9 @@ def main() -> int:
     parser.add_argument("--badges", type=int, default=100)
     parser.add_argument("--rss-rows", type=int, nargs=2, default=[1_000, 50_000])
     parser.add_argument("--skip-rss", action="store_true", help="no 50,000-row CLI run")
+    parser.add_argument(
+        "--pdf-rows", type=int, default=2_000, help="rows of the pay runs with and without PDFs"
+    )
     args = parser.parse_args()
     running = start_demo()
     try:
@@ -300,8 +384,15 @@ def main() -> int:
         scan_base = running.config.scan_base
         key = IssuerKey.from_info(info)
         bench_badges(scan_base, key, args.badges)
-        bench_stamp(scan_base, key, 30)
-        bench_runs(running.url, scan_base, info, args.rows)
+        stamp = bench_stamp(scan_base, key, 100)
+        per_payslip = bench_runs(running.url, scan_base, info, args.rows)
+        print(
+            f"ratio PDF stamp (Chromium payslip) / the rest of a payslip's work (pay-run CPU per "
+            f"payslip without PDFs): {stamp:.2f} / {per_payslip:.2f} ms = "
+            f"{stamp / per_payslip:.2f} (target <= 1: stamping is not a payslip's largest cost)"
+        )
+        if args.pdf_rows:
+            bench_pdf_runs(running.url, scan_base, info, args.pdf_rows)
         if not args.skip_rss:
             bench_rss(running.url, info, *args.rss_rows)
     finally:
