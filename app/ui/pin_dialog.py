@@ -25,13 +25,12 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QLabel,
     QLineEdit,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.settings import Settings
+from app.ui.dialog_parts import dialog_buttons, error_line, prompt_column
 
 PIN_ENV = "PAYSLIP_KIOSK_PIN"
 MIN_PIN, MAX_PIN = 4, 12
@@ -88,14 +87,7 @@ class PinDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.guard = guard
-        self.setWindowTitle("Operator PIN")
-        self.setModal(True)
-        self.setMinimumWidth(360)
-        layout = QVBoxLayout(self)
-        layout.setSpacing(10)
-        prompt = QLabel(prompt_text)
-        prompt.setWordWrap(True)
-        layout.addWidget(prompt)
+        layout = prompt_column(self, "Operator PIN", 360, prompt_text)
         self.field = QLineEdit()
         self.field.setEchoMode(QLineEdit.EchoMode.Password)
         self.field.setAccessibleName("Operator PIN")
@@ -104,16 +96,9 @@ class PinDialog(QDialog):
             Qt.InputMethodHint.ImhDigitsOnly | Qt.InputMethodHint.ImhSensitiveData
         )
         layout.addWidget(self.field)
-        self.message = QLabel("")
-        self.message.setObjectName("pinMessage")
-        self.message.setStyleSheet("color:#b3261e;font-weight:600;")
-        self.message.setWordWrap(True)
+        self.message = error_line("pinMessage")
         layout.addWidget(self.message)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.accepted.connect(self.try_pin)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = dialog_buttons(self, QDialogButtonBox.StandardButton.Ok, self.try_pin)
         layout.addWidget(self.buttons)
         self._unlock_timer = QTimer(self)
         self._unlock_timer.setSingleShot(True)
@@ -187,17 +172,13 @@ class SetPinDialog(QDialog):
     def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
-        self.setWindowTitle("Lock this kiosk")
-        self.setModal(True)
-        self.setMinimumWidth(420)
-        layout = QVBoxLayout(self)
-        layout.setSpacing(10)
-        prompt = QLabel(
+        layout = prompt_column(
+            self,
+            "Lock this kiosk",
+            420,
             "Choose an operator PIN. It is needed to change the settings, to leave full screen "
-            "and to close the kiosk. The kiosk does not start without one."
+            "and to close the kiosk. The kiosk does not start without one.",
         )
-        prompt.setWordWrap(True)
-        layout.addWidget(prompt)
         self.field = QLineEdit()
         self.again = QLineEdit()
         for field, name in ((self.field, "New PIN"), (self.again, "Repeat the PIN")):
@@ -206,16 +187,9 @@ class SetPinDialog(QDialog):
             field.setAccessibleName(name)
             field.setMaxLength(MAX_PIN)
             layout.addWidget(field)
-        self.message = QLabel("")
-        self.message.setStyleSheet("color:#b3261e;font-weight:600;")
-        self.message.setWordWrap(True)
+        self.message = error_line()
         layout.addWidget(self.message)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.try_set)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        layout.addWidget(dialog_buttons(self, QDialogButtonBox.StandardButton.Ok, self.try_set))
         self.field.setFocus()
 
     def try_set(self) -> None:

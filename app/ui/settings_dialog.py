@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from app.scan.cameras import NAME_PREFIX, camera_label, list_cameras
 from app.settings import SecretStore, Settings
 from app.ui.camera_worker import NO_CAMERA_MESSAGE, CameraScanner, SourceOpener, opencv_opener
+from app.ui.dialog_parts import dialog_buttons, error_line
 
 log = logging.getLogger("app.settings_dialog")
 
@@ -181,16 +182,9 @@ class SettingsDialog(QDialog):
         pin_form.addRow(self.remove_pin)
         outer.addWidget(kiosk)
 
-        self.error = QLabel("")
-        self.error.setObjectName("settingsError")
-        self.error.setStyleSheet("color:#b3261e;font-weight:600;")
-        self.error.setWordWrap(True)
+        self.error = error_line("settingsError")
         outer.addWidget(self.error)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.save)
-        buttons.rejected.connect(self.reject)
+        buttons = dialog_buttons(self, QDialogButtonBox.StandardButton.Save, self.save)
         if allow_no_pin:  # not at the kiosk: the welcome (issue 11) can change what this does
             self.welcome_button = QPushButton("Getting started…")
             self.welcome_button.clicked.connect(self._open_welcome)

@@ -79,16 +79,40 @@ def label(text: str, name: str = "", *, wrap: bool = True) -> QLabel:
     return widget
 
 
-def section(title: str = "") -> tuple[QFrame, QVBoxLayout]:
-    """A white rounded panel with an optional small-caps title, as on the verify screen."""
-    frame = QFrame()
+def titled_column(
+    widget: QWidget,
+    title: str,
+    subtitle: str = "",
+    *,
+    margins: tuple[int, int, int, int] = (24, 20, 24, 20),
+    spacing: int = 12,
+) -> QVBoxLayout:
+    """A staff screen's or dialog's layout, headed by its title and one line on what it is for,
+    so every screen opens the same way."""
+    layout = QVBoxLayout(widget)
+    layout.setContentsMargins(*margins)
+    layout.setSpacing(spacing)
+    layout.addWidget(label(title, "screenTitle"))
+    if subtitle:
+        layout.addWidget(label(subtitle, "screenSubtitle"))
+    return layout
+
+
+def panel(frame: QFrame, title: str = "") -> QVBoxLayout:
+    """Make ``frame`` a white rounded panel with an optional small-caps title; its layout."""
     frame.setObjectName("section")
     layout = QVBoxLayout(frame)
     layout.setContentsMargins(16, 12, 16, 14)
     layout.setSpacing(8)
     if title:
         layout.addWidget(label(title.upper(), "sectionTitle"))
-    return frame, layout
+    return layout
+
+
+def section(title: str = "") -> tuple[QFrame, QVBoxLayout]:
+    """A white rounded panel with an optional small-caps title, as on the verify screen."""
+    frame = QFrame()
+    return frame, panel(frame, title)
 
 
 def set_status(widget: QLabel, text: str, *, error: bool = False) -> None:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings import SecretStore, Settings
-from app.ui.staff_style import label, section, set_status, staff_stylesheet
+from app.ui.staff_style import label, section, set_status, staff_stylesheet, titled_column
 
 DEMO, CONNECT, ISSUE, SERVICE = "demo", "connect", "issue", "service"
 #: The screen each choice opens first.
@@ -113,17 +113,12 @@ class WelcomeDialog(QDialog):
             QPushButton#choice:focus { border: 2px solid #1f5f99; padding: 13px 15px; }
             """
         )
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(28, 24, 28, 20)
-        outer.setSpacing(12)
-        outer.addWidget(label("Welcome to Payslip Verify", "screenTitle"))
-        outer.addWidget(
-            label(
-                "Payslip Verify checks that a payslip is genuine: the payroll provider puts a "
-                "badge on it, and a front desk scans the badge. What would you like to do on "
-                "this computer?",
-                "screenSubtitle",
-            )
+        outer = titled_column(
+            self,
+            "Welcome to Payslip Verify",
+            "Payslip Verify checks that a payslip is genuine: the payroll provider puts a badge "
+            "on it, and a front desk scans the badge. What would you like to do on this computer?",
+            margins=(28, 24, 28, 20),
         )
         self.pages = QStackedWidget()
         outer.addWidget(self.pages)

@@ -7,7 +7,7 @@ inside the sealed badge payload, and they are cleared from the screen after issu
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QLineEdit, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QLineEdit
 
 from app.issuer.pii import (
     PiiTextError,
@@ -17,6 +17,7 @@ from app.issuer.pii import (
     nz_address,
 )
 from app.ui.issue.field_editor import ERROR_STYLE
+from app.ui.staff_style import panel
 
 AU_PII = (
     ("employee_name", "Employee name *"),
@@ -64,15 +65,9 @@ class PiiForm(QFrame):
 
     def __init__(self) -> None:
         super().__init__()
-        self.setObjectName("section")
         self.format = ""
         self.edits: dict[str, QLineEdit] = {}
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(16, 12, 16, 14)
-        outer.setSpacing(8)
-        title = QLabel("EMPLOYEE")
-        title.setObjectName("sectionTitle")
-        outer.addWidget(title)
+        outer = panel(self, "Employee")
         self.note = QLabel(
             "Encrypted on this computer; never sent in clear. Only the badge carries these "
             "details, and they are cleared from the screen after issuing."

@@ -284,26 +284,21 @@ class PayRunTab(QWidget):
 
     def _check_progress(self, done: int, total: int | None) -> None:
         view = PhaseCount("checking", "Checking rows", done, total)
-        self._show(view.phase, [view], 0.0, done, total, finished=done == total)
+        self._progressed(
+            self.progress.show("checking", [view], 0.0, done, total, finished=done == total)
+        )
 
     def _run_progress(self, progress: Progress) -> None:
         elapsed = float(getattr(progress, "elapsed", 0.0) or 0.0)
-        finished = progress.phase == "done"
         # Rows done: rows whose result is final (in the table and results.csv).
+        done, total, finished = progress.rows, progress.total, progress.phase == "done"
         views = phase_views(progress)
-        self._show(progress.phase, views, elapsed, progress.rows, progress.total, finished=finished)
+        self._progressed(
+            self.progress.show(progress.phase, views, elapsed, done, total, finished=finished)
+        )
 
-    def _show(
-        self,
-        phase: str,
-        views: list[PhaseCount],
-        elapsed: float,
-        done: int,
-        total: int | None,
-        *,
-        finished: bool,
-    ) -> None:
-        step = self.progress.show(phase, views, elapsed, done, total, finished=finished)
+    def _progressed(self, step: str | None) -> None:
+        """After the bar moved: the step the run is in goes to the status line."""
         if step is not None:
             self._set_run_status(step)
         self.progressed.emit(self.run_progress.value())

@@ -5,13 +5,13 @@ Issuer secrets stay in memory, or in the SecretStore when the user asks; never i
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.context import AppContext
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_tab import PayRunTab
 from app.ui.issue.single import SinglePayslipTab
-from app.ui.staff_style import staff_screen
+from app.ui.staff_style import staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 
 
@@ -23,12 +23,7 @@ class IssueScreen(QWidget):
         staff_screen(self)
         self.context = context
         self.tasks = tasks
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(24, 18, 24, 18)
-        outer.setSpacing(10)
-        title = QLabel("Issue payslips")
-        title.setObjectName("screenTitle")
-        outer.addWidget(title)
+        outer = titled_column(self, "Issue payslips", margins=(24, 18, 24, 18), spacing=10)
         self.issuer_panel = IssuerPanel(context)
         outer.addWidget(self.issuer_panel)
         self.single = SinglePayslipTab(context, tasks, self.issuer_panel)
