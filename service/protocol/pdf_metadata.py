@@ -20,12 +20,12 @@ from contextlib import contextmanager
 from pypdf import PdfReader, PdfWriter
 from pypdf.errors import PyPdfError
 from pypdf.generic import (
+    ByteStringObject,
     DecodedStreamObject,
     DictionaryObject,
     IndirectObject,
     NameObject,
     StreamObject,
-    create_string_object,
 )
 
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
@@ -174,7 +174,9 @@ def update_metadata(update: Update, reader: PdfReader, payload: str) -> None:
     found = reader.trailer.raw_get("/Info") if "/Info" in reader.trailer else None
     old = found.get_object() if found is not None else None
     info = DictionaryObject(old if isinstance(old, DictionaryObject) else {})
-    info[NameObject(INFO_KEY)] = create_string_object(payload)
+    # Written as a hex string (<...>), the same text to every reader: pypdf writes a literal
+    # string byte by byte in Python, a tenth of a millisecond for a 700-character payload.
+    info[NameObject(INFO_KEY)] = ByteStringObject(payload.encode("ascii"))
     if isinstance(found, IndirectObject) and isinstance(old, DictionaryObject):
         update.replace(found, info)
     else:
