@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,23 +14,14 @@ from service.protocol.badge import render_badge_png
 from service.protocol.encoding import base32_decode, base32_encode
 from service.protocol.pdf_metadata import write_payload_metadata
 from service.protocol.pdf_stamp import stamp_badge
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.commands import run_module
 
 
 def _run(
     args: list[str], env_extra: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-        input=stdin,
-    )
+    return run_module("app", *args, env=env, stdin=stdin)
 
 
 def _remote(ctx: AppContext) -> list[str]:

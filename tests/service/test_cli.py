@@ -23,6 +23,7 @@ import pytest
 from service.__main__ import main
 from service.protocol.encoding import b64url_decode, b64url_encode
 from service.server import start
+from tests.commands import run_module
 from tests.factories import sealed_record
 from tests.oauth import fetch_token
 from tests.service.conftest import LiveService
@@ -32,15 +33,7 @@ HTTP = httpx.Client(verify=False, timeout=30, limits=httpx.Limits(max_keepalive_
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "service", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
+    return run_module("service", *args, env={**os.environ, **(env or {})}, timeout=60)
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.commands import run_module
 from tests.service.test_cli import ROOT, assert_one_line_error, cli, one_json_object
 from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401 - fixtures
 
@@ -263,14 +264,7 @@ def test_app_commands_never_print_a_traceback(tmp_path: Path) -> None:
         ["service", "admin", "--data-dir", str(a_file), "list"],
         ["issue-run", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "out")],
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "app", *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-        )
+        done = run_module("app", *args, env=env)
         assert done.returncode != 0
         assert "Traceback" not in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -6,7 +6,6 @@ import base64
 import dataclasses
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,11 +19,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.instance import domain_for, load_master_key, make_config, open_store
+from tests.commands import run_module
 from tests.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService, make_instance, start_live
 from tests.service.http_helpers import expect_error
 
-ROOT = Path(__file__).resolve().parents[2]
 ISSUER, VERIFIER, ADMIN = "service:issuer", "service:verifier", "service:admin"
 LIVE_STORES = BOTH_STORES
 
@@ -68,15 +67,7 @@ def register(live: LiveService, token: str) -> httpx.Response:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "service", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_module("service", *args, env=env, timeout=60)
 
 
 # --- the token endpoint --------------------------------------------------------------------

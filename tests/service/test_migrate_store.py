@@ -8,17 +8,16 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
 from service.server import start
+from tests.commands import run_module
 from tests.factories import sealed_record
 from tests.oauth import token_body
 from tests.service.conftest import LiveService
-from tests.service.test_cli import ROOT
 from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.postgres
@@ -28,14 +27,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     full = {**os.environ, **(env or {})}
     full.pop("PAYSLIP_DATABASE_URL", None)
     full.pop("PAYSLIP_MASTER_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "service", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        cwd=ROOT,
-        timeout=120,
-    )
+    return run_module("service", *args, env=full)
 
 
 def _fingerprint(directory: Path) -> dict[str, str]:
