@@ -20,12 +20,15 @@ ROLE_SCOPES: dict[str, str] = {
     "admin": "service:admin",
 }
 
+IDENTITY_CACHE_SIZE = 10_000
+
 
 class ClientRegistry:
     def __init__(self, store: Store, hmac_key: bytes, clock: Clock) -> None:
         self._store = store
         self._hmac_key = hmac_key
         self._clock = clock
+        self._identities: dict[str, tuple[str, str]] = {}
 
     def create(self, role: str, owner_id: str, name: str) -> tuple[str, str]:
         """Returns (client_id, client_secret); the secret is never retrievable again."""
@@ -57,6 +60,22 @@ class ClientRegistry:
     def active(self, client_id: str) -> Client | None:
         client = self._store.get_client(client_id)
         return None if client is None or client.disabled else client
+
+    def identity(self, client_id: str) -> tuple[str, str] | None:
+        """(role, owner_id) of a client, which never change once it exists, remembered after
+        the first read (None, not remembered, when it is unknown or disabled then). Whether it
+        is disabled *now* is not part of this: the caller must read that in the same request
+        (`Verification.verify` reads it with the record), so a client disabled through another
+        host is still refused at once."""
+        known = self._identities.get(client_id)
+        if known is None:
+            client = self.active(client_id)
+            if client is None:
+                return None
+            if len(self._identities) >= IDENTITY_CACHE_SIZE:
+                self._identities.clear()
+            known = self._identities[client_id] = (client.role, client.owner_id)
+        return known
 
     def _digest(self, secret: str) -> str:
         mac = hmac.new(self._hmac_key, secret.encode("utf-8"), hashlib.sha256)

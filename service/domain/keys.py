@@ -7,6 +7,7 @@ retired key's wrapped material is overwritten, so a retired version can never de
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -77,12 +78,44 @@ class KeyRing:
                 "encryption_metadata.key_version", "this key version is retired; use the active one"
             )
 
-    def candidates(self, issuer_id: str) -> list[KeyVersion]:
+    def registration_key_checker(self, issuer_id: str) -> Callable[[str | None], None]:
+        """`check_registration_key` for one batch: each distinct key_version is read and judged
+        once (a pay run names one key; a store read per record cost most of a batch's time).
+        The batch is judged as of one moment, as if its records had come together."""
+        verdicts: dict[str | None, ServiceError | None] = {}
+
+        def check(key_version: str | None) -> None:
+            if key_version not in verdicts:
+                try:
+                    self.check_registration_key(issuer_id, key_version)
+                except ServiceError as error:
+                    verdicts[key_version] = error
+                else:
+                    verdicts[key_version] = None
+            known = verdicts[key_version]
+            if known is not None:
+                raise known.with_traceback(None)  # the same error again, no growing trace
+
+        return check
+
+    def _issuer_keys(
+        self, issuer_id: str, known: Sequence[KeyVersion] | None
+    ) -> Sequence[KeyVersion]:
+        """The issuer's keys: from `known` (keys already read with the record), else the store."""
+        if known is None:
+            return self._store.list_keys(issuer_id)
+        return [k for k in known if k.issuer_id == issuer_id]
+
+    def candidates(
+        self, issuer_id: str, known: Sequence[KeyVersion] | None = None
+    ) -> list[KeyVersion]:
         """Non-retired keys, newest first: the active key is the likeliest to authenticate."""
-        keys = [k for k in self._store.list_keys(issuer_id) if k.state != "retired"]
+        keys = [k for k in self._issuer_keys(issuer_id, known) if k.state != "retired"]
         return sorted(keys, key=lambda k: k.number, reverse=True)
 
-    def retired_key_was_live_at(self, issuer_id: str, registered_at: str) -> bool:
+    def retired_key_was_live_at(
+        self, issuer_id: str, registered_at: str, known: Sequence[KeyVersion] | None = None
+    ) -> bool:
         """Whether a key that is retired now was live when the record was registered (created at
         or before the registration, retired after it), so it may have been the one used
         (PROTOCOL §2). A key already retired at registration cannot have sealed the record.
@@ -93,7 +126,7 @@ class KeyRing:
             k.state == "retired"
             and k.created_at <= registered_at
             and (k.retired_at is None or k.retired_at >= registered_at)
-            for k in self._store.list_keys(issuer_id)
+            for k in self._issuer_keys(issuer_id, known)
         )
 
     def get(self, key_version: str) -> KeyVersion | None:

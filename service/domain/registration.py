@@ -107,15 +107,14 @@ class Registration:
         echoes: list[dict[str, str]] = []
         pending: list[tuple[int, Record]] = []
         now = self._now()
+        check_key = self._keys.registration_key_checker(principal.owner_id)
         for index, item in enumerate(request.records):
             echo = _echo(item)
             echoes.append(echo)
             try:
                 record = schemas.validate_batch_record(item)
                 _check_encoding(record)
-                self._keys.check_registration_key(
-                    principal.owner_id, record.encryption_metadata.key_version
-                )
+                check_key(record.encryption_metadata.key_version)
             except schemas.SchemaValidationError as exc:
                 results.append(_refused(echo, schema_failure(exc)))
                 continue

@@ -2,7 +2,8 @@
 
 Expiry is checked against the injected clock rather than PyJWT's wall clock so tests can age a
 token. A token is also refused the moment its client is disabled, which a self-contained JWT alone
-could not do: every check looks the client up (an in-memory read).
+could not do: every request reads the client's current state, here or (verify) together with the
+record in the route's one store read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from service.domain.signing_keys import SigningKeys
 from service.protocol.encoding import b64url_encode
 from service.protocol.errors import ErrorCode, FieldError
 from service.protocol.schemas import Jwks, TokenResponse
+from service.storage.port import Client
 
 TOKEN_TTL_SECONDS = 900
 VERIFIED_CACHE_SIZE = 10_000
@@ -54,6 +56,15 @@ def _same_url(a: str, b: str) -> bool:
 
 def _unauthorized(detail: str) -> ServiceError:
     return ServiceError(ErrorCode.UNAUTHORIZED, detail, oauth_error="invalid_token")
+
+
+INACTIVE_CLIENT = "the client is unknown or disabled"
+
+
+def refuse_inactive_client(client: Client | None) -> None:
+    """UNAUTHORIZED unless the client (as read now) exists and is enabled."""
+    if client is None or client.disabled:
+        raise _unauthorized(INACTIVE_CLIENT)
 
 
 class TokenService:
@@ -130,9 +141,16 @@ class TokenService:
             access_token=token, token_type="Bearer", expires_in=self._ttl, scope=wanted
         )
 
-    def authorize(self, authorization: str | None, scope: str) -> Principal:
+    def authorize(
+        self, authorization: str | None, scope: str, *, check_client: bool = True
+    ) -> Principal:
         """The principal behind a bearer token valid for `scope`'s API, else UNAUTHORIZED or
-        FORBIDDEN (a valid token for another scope)."""
+        FORBIDDEN (a valid token for another scope).
+
+        `check_client=False` leaves "is the client still enabled" to the caller, who must read
+        it in the same request and refuse with `refuse_inactive_client` (the verify route reads
+        it with the record: one round trip instead of two), and on any other refusal ask
+        `client_refusal` first, so a disabled client is always told so."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         token = token.strip()
         # RFC 7235 §2.1: the scheme is case-insensitive ("bearer", "BEARER" are the same).
@@ -162,10 +180,24 @@ class TokenService:
             raise _unauthorized("the token's audience is not this API")
         if not _same_url(str(claims["aud"]), expected_aud):
             raise _unauthorized("the token's audience is not this API")
-        client = self._clients.active(str(claims["sub"]))
-        if client is None:
-            raise _unauthorized("the client is unknown or disabled")
-        return Principal(client.client_id, client.role, client.owner_id, token_scope)
+        client_id = str(claims["sub"])
+        if check_client:
+            client = self._clients.active(client_id)
+            refuse_inactive_client(client)
+            assert client is not None
+            return Principal(client.client_id, client.role, client.owner_id, token_scope)
+        identity = self._clients.identity(client_id)
+        if identity is None:
+            raise _unauthorized(INACTIVE_CLIENT)
+        return Principal(client_id, identity[0], identity[1], token_scope)
+
+    def client_refusal(self, client_id: str) -> ServiceError | None:
+        """UNAUTHORIZED when the client is unknown or disabled now, else None."""
+        try:
+            refuse_inactive_client(self._clients.active(client_id))
+        except ServiceError as refusal:
+            return refusal
+        return None
 
     def _decode(self, token: str) -> tuple[str, dict[str, Any]]:
         """Check the signature (with the key its `kid` names), issuer and required claims once;

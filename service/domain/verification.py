@@ -7,18 +7,20 @@ authenticates so later verifications try one key only. The plaintext lives only 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.keys import KeyRing
 from service.domain.records import payslip_view
+from service.domain.tokens import refuse_inactive_client
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 from service.protocol.crypto import AuthenticationFailed, decrypt
 from service.protocol.encoding import b64url_decode
 from service.protocol.errors import ErrorCode
 from service.protocol.pii_text import parse_pii_text
 from service.protocol.schemas import EmployeePii, VerificationResult, VerifyRequest
-from service.storage.port import Record, Store, StoreUnavailable
+from service.storage.port import KeyVersion, Record, Store, StoreUnavailable
 
 log = logging.getLogger("service.verification")
 
@@ -37,25 +39,33 @@ class Verification:
         self._keys = keys
         self._clock = clock
 
-    def verify_request(self, request: VerifyRequest) -> VerificationResult:
-        return self.verify(request.barcode)
+    def verify_request(
+        self, request: VerifyRequest, client_id: str | None = None
+    ) -> VerificationResult:
+        return self.verify(request.barcode, client_id)
 
-    def verify(self, barcode: str) -> VerificationResult:
+    def verify(self, barcode: str, client_id: str | None = None) -> VerificationResult:
+        """`client_id`: the calling client, whose current state is read together with the record,
+        its issuer and keys (one store read, one round trip on PostgreSQL) and refused when it
+        is unknown or disabled (the token check left that to this read)."""
         try:
             payload = parse_barcode(barcode)
         except BarcodeTextError as exc:
             raise validation_failed("barcode", str(exc)) from None
-        record = self._store.get_record(payload.service_reference)
+        read = self._store.read_for_verification(payload.service_reference, client_id)
+        if client_id is not None:
+            refuse_inactive_client(read.client)
+        record = read.record
         if record is None:
             raise ServiceError(
                 ErrorCode.SERVICE_REFERENCE_NOT_FOUND,
                 "no payslip is registered under this reference",
             )
-        plaintext = self._decrypt(record, payload.ciphertext)
+        plaintext = self._decrypt(record, payload.ciphertext, read.keys)
         return VerificationResult(
             verified=record.status == "active",
             service_reference=record.service_reference,
-            payslip=payslip_view(record, self._store.get_issuer(record.issuer_id)),
+            payslip=payslip_view(record, read.issuer),
             employee=EmployeePii.model_validate(parse_pii_text(plaintext)),
             decrypted_at=iso_z(self._clock.now()),
         )
@@ -69,10 +79,11 @@ class Verification:
         except StoreUnavailable:
             log.warning("could not pin a record's key; it is tried again at its next verification")
 
-    def _decrypt(self, record: Record, ciphertext: bytes) -> bytes:
+    def _decrypt(self, record: Record, ciphertext: bytes, keys: Sequence[KeyVersion]) -> bytes:
+        """`keys`: the record's issuer's keys and its pinned key, as read with the record."""
         iv, tag = b64url_decode(record.iv), b64url_decode(record.tag)
         if record.key_version:
-            key = self._keys.get(record.key_version)
+            key = next((k for k in keys if k.key_version == record.key_version), None)
             if key is None or key.state == "retired":
                 raise ServiceError(
                     ErrorCode.KEY_VERSION_UNAVAILABLE,
@@ -82,7 +93,7 @@ class Verification:
                 return decrypt(ciphertext, iv, tag, self._keys.cipher(key))
             except AuthenticationFailed:
                 raise _decryption_failed() from None
-        candidates = self._keys.candidates(record.issuer_id)
+        candidates = self._keys.candidates(record.issuer_id, keys)
         for key in candidates:
             try:
                 plaintext = decrypt(ciphertext, iv, tag, self._keys.cipher(key))
@@ -91,7 +102,7 @@ class Verification:
             self._pin(record.service_reference, key.key_version)
             return plaintext
         if not candidates or self._keys.retired_key_was_live_at(
-            record.issuer_id, record.registered_at
+            record.issuer_id, record.registered_at, keys
         ):
             raise ServiceError(
                 ErrorCode.KEY_VERSION_UNAVAILABLE,

@@ -140,11 +140,20 @@ def add_routes(
 
     # --- verifier API -----------------------------------------------------------------------
     def verify(call: Call) -> Reply:
-        result = domain.verification.verify_request(validated(VerifyRequest, call.body))
+        result = domain.verification.verify_request(
+            validated(VerifyRequest, call.body), _principal(call).client_id
+        )
         bottle.request.environ[OUTCOME_KEY] = "verified" if result.verified else "revoked"
         return Reply(200, result, NO_STORE)
 
-    route("/v1/verifications/payload", "POST", verify, scope=VERIFIER, body_limit=limits.verify)
+    route(
+        "/v1/verifications/payload",
+        "POST",
+        verify,
+        scope=VERIFIER,
+        body_limit=limits.verify,
+        reads_client=True,  # with the record, in verify's one store read
+    )
 
     # --- admin API --------------------------------------------------------------------------
     def create_issuer(call: Call) -> Reply:

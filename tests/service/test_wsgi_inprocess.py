@@ -64,6 +64,11 @@ class ControlledStore:
             raise self.read_failure
         return self._store.get_record(reference)
 
+    def read_for_verification(self, reference: str, client_id: str | None = None) -> Any:
+        if self.read_failure is not None:
+            raise self.read_failure
+        return self._store.read_for_verification(reference, client_id)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 

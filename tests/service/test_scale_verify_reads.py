@@ -1,0 +1,140 @@
+"""Verify reads the record, its issuer, its keys and the caller's client state in one store read
+(one PostgreSQL round trip), and the token check leaves the client lookup to that read. What a
+client sees must not change: a disabled client is refused with 401 whatever else is wrong with
+its request, at once, on every host; nothing about a client or key is cached across requests.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.factories import sealed_record
+from tests.service.cluster import Instance, Server, require_redis, throwaway_database, token
+from tests.service.conftest import BOTH_STORES, LiveService
+from tests.service.http_helpers import expect_error
+
+LIVE_STORES = BOTH_STORES
+
+
+def _registered(live: LiveService) -> str:
+    """The barcode text of a freshly registered record of the test's issuer."""
+    sealed = sealed_record(live.issuer["encryption_key"])
+    created = live.post("/v1/registerNonPII", sealed.body, live.issuer_token())
+    assert created.status_code == 201, created.text
+    return sealed.payload
+
+
+def _disable(live: LiveService, client_id: str) -> None:
+    reply = live.post(f"/admin/v1/clients/{client_id}/disable", None, live.admin_token())
+    assert reply.status_code == 200, reply.text
+
+
+def test_a_disabled_verifier_is_refused_whatever_its_request(live: LiveService) -> None:
+    payload = _registered(live)
+    verifier_token = live.verifier_token()
+    # A new connection each time: every worker of a multi-worker server gets to know the client.
+    assert [live.verify(payload, verifier_token).status_code for _ in range(8)] == [200] * 8
+    _disable(live, live.verifier["client_id"])
+    auth = {"Authorization": f"Bearer {verifier_token}"}
+    url = f"{live.url}/v1/verifications/payload"
+    for _ in range(8):
+        expect_error(live.verify(payload, verifier_token), 401, "UNAUTHORIZED")
+    refusals = {
+        "an unknown reference": live.verify("2|" + "A" * 22 + "|AAAAAAAA", verifier_token),
+        "a malformed barcode": live.verify("not a barcode", verifier_token),
+        "a body of the wrong shape": live.post(
+            "/v1/verifications/payload", {"barcode": 7, "x": 1}, verifier_token
+        ),
+        "a body that is not JSON": httpx.post(
+            url, content=b"{", headers={**auth, "Content-Type": "application/json"}, timeout=30
+        ),
+        "the wrong media type": httpx.post(
+            url, content=b"barcode", headers={**auth, "Content-Type": "text/plain"}, timeout=30
+        ),
+    }
+    for what, reply in refusals.items():
+        body = expect_error(reply, 401, "UNAUTHORIZED")
+        assert "disabled" in body["detail"], what
+
+
+def test_a_verifier_never_seen_before_and_disabled_is_refused(live: LiveService) -> None:
+    payload = _registered(live)
+    verifier_token = live.verifier_token()  # a token, but no verification yet
+    _disable(live, live.verifier["client_id"])
+    expect_error(live.verify(payload, verifier_token), 401, "UNAUTHORIZED")
+
+
+def test_an_enabled_verifier_still_gets_every_other_answer(live: LiveService) -> None:
+    payload = _registered(live)
+    verifier_token = live.verifier_token()
+    reply = live.verify(payload, verifier_token)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["verified"] is True
+    expect_error(
+        live.verify("2|" + "A" * 22 + "|AAAAAAAA", verifier_token),
+        404,
+        "SERVICE_REFERENCE_NOT_FOUND",
+    )
+    expect_error(live.verify("not a barcode", verifier_token), 400, "VALIDATION_FAILED")
+    tampered = payload[:-4] + ("AAAA" if not payload.endswith("AAAA") else "BBBB")
+    expect_error(live.verify(tampered, verifier_token), 400, "DECRYPTION_FAILED")
+    issuer_token = live.issuer_token()
+    expect_error(live.verify(payload, issuer_token), 403, "FORBIDDEN")
+
+
+# --- two hosts -------------------------------------------------------------------------------
+
+PUBLIC = "https://payslip.example.test"
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Instance, Server, Server]]:
+    require_redis()
+    env = {
+        "PAYSLIP_RATE_LIMIT_CLIENT": "off",
+        "PAYSLIP_RATE_LIMIT_IP": "off",
+        "PAYSLIP_REDIS_PREFIX": f"test-{secrets.token_hex(4)}",
+    }
+    with throwaway_database() as url:
+        instance = Instance.create(tmp_path_factory.mktemp("hosts") / "data", url)
+        with (
+            Server.start(instance, 2, "--public-url", PUBLIC, env=env) as a,
+            Server.start(instance, 2, "--public-url", PUBLIC, env=env) as b,
+        ):
+            yield instance, a, b
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_client_disabled_through_one_host_is_refused_at_once_by_the_other(
+    hosts: tuple[Instance, Server, Server],
+) -> None:
+    instance, a, b = hosts
+    sealed = sealed_record(instance.issuer["encryption_key"])
+    issuer_auth = {"Authorization": f"Bearer {token(a.url, instance.issuer, audience=PUBLIC)}"}
+    created = httpx.post(f"{a.url}/v1/registerNonPII", json=sealed.body, headers=issuer_auth)
+    assert created.status_code == 201, created.text
+    verifier = instance.cli("create-verifier", "--name", "Disabled desk")
+    auth = {"Authorization": f"Bearer {token(b.url, verifier, audience=PUBLIC)}"}
+
+    def verify() -> int:
+        with httpx.Client(timeout=10) as client:  # a new connection: any worker may answer
+            return client.post(
+                f"{b.url}/v1/verifications/payload", json={"barcode": sealed.payload}, headers=auth
+            ).status_code
+
+    assert [verify() for _ in range(8)] == [200] * 8  # every worker of b has seen the client
+    admin = {
+        "client_id": instance.admin["admin_client_id"],
+        "client_secret": instance.admin["admin_client_secret"],
+    }
+    admin_auth = {"Authorization": f"Bearer {token(a.url, admin, audience=PUBLIC)}"}
+    disabled = httpx.post(
+        f"{a.url}/admin/v1/clients/{verifier['client_id']}/disable", headers=admin_auth
+    )
+    assert disabled.status_code == 200, disabled.text
+    assert [verify() for _ in range(8)] == [401] * 8
