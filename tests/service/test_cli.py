@@ -326,32 +326,9 @@ def test_serve_prints_where_it_listens_and_answers(tmp_path: Path) -> None:
 
 
 def test_serve_refuses_without_an_instance_or_with_bad_options(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "service",
-            "serve",
-            "--port",
-            "0",
-            "--data-dir",
-            str(tmp_path / "x"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = cli("serve", "--port", "0", "--data-dir", str(tmp_path / "x"))
     assert_one_line_error(done.returncode, done.stdout, done.stderr)
-    workers = subprocess.run(
-        [sys.executable, "-m", "service", "serve", "--port", "0", "--workers", "2"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    workers = cli("serve", "--port", "0", "--workers", "2")
     assert_one_line_error(workers.returncode, workers.stdout, workers.stderr)
 
 

@@ -151,19 +151,27 @@ def test_workers_start_when_the_environment_selects_postgresql(
         proc.wait(timeout=30)
 
 
+def init_through(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`init --data-dir <tmp>/d` through `code`: the CLI's main, run after `code` has changed the
+    module under test (a failure no real input can provoke any more)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, "init", "--data-dir", str(tmp_path / "d")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
+
+
 def test_missing_postgresql_extra_says_which_extra_to_install(tmp_path: Path) -> None:
     """The import of psycopg fails exactly as on an install without the `postgres` extra."""
     code = (
         "import sys; sys.modules['psycopg'] = None; "
         "from service.__main__ import main; sys.exit(main(sys.argv[1:]))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, "init", "--data-dir", str(tmp_path / "d")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PAYSLIP_DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/x"},
+    done = init_through(
+        code, tmp_path, PAYSLIP_DATABASE_URL="postgresql://postgres@127.0.0.1:5432/x"
     )
     assert_one_line_error(*_outcome(done))
     assert done.stderr.strip() == (
@@ -236,14 +244,7 @@ def test_an_unforeseen_failure_is_one_line_naming_the_log(tmp_path: Path) -> Non
         "sys.exit(m.main(sys.argv[1:]))"
     )
     logs = tmp_path / "logs"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "init", "--data-dir", str(tmp_path / "d")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PAYSLIP_LOG_DIR": str(logs)},
-    )
+    done = init_through(code, tmp_path, PAYSLIP_LOG_DIR=str(logs))
     assert_one_line_error(*_outcome(done))
     log = logs / "payslip-verify-errors.log"
     assert done.stderr.strip() == (
