@@ -63,11 +63,11 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
     for attempt in outcome.attempts:
         if attempt.result is None:
             continue
-        print(f"\nReference  {attempt.result.get('service_reference')}", file=out)
+        print(f"\nReference  {attempt.result.service_reference}", file=out)
         for label, value in summary_lines(attempt.result):
             print(f"{label:<13}{value}", file=out)
         if outcome.verdict == "verified":
-            for label, value in employee_lines(attempt.result.get("employee", {}), reveal=False):
+            for label, value in employee_lines(attempt.result.employee, reveal=False):
                 print(f"{label:<13}{value}", file=out)
 
 

@@ -137,7 +137,7 @@ def start_embedded_context(
                     "this data directory's admin credentials are not on this computer"
                 )
             made = admin.admin_create_verifier(DESK_NAME)
-            verifier_id, verifier_secret = made["client_id"], made["client_secret"]
+            verifier_id, verifier_secret = made.client_id, made.client_secret
             secrets.set(f"{slot}:verifier_id", verifier_id)
             secrets.set(f"{slot}:verifier_secret", verifier_secret)
         return AppContext(

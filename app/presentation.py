@@ -1,6 +1,9 @@
 """How results read to a person at the desk: money, dates, masked accounts, plain-word errors.
 
-Qt-free so the CLI summary and the result card say exactly the same thing.
+Qt-free so the CLI summary and the result card say exactly the same thing. Results are the
+protocol's `VerificationResult`; the payslip's own fields (`payslip_non_pii`) are read by name
+across all schema versions (v1 `*_cents` integers, v2 decimal strings), which is why they stay a
+JSON object (see `service.protocol.schemas.PayslipView`).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from app.verdicts import plain_words
+from service.protocol.schemas import EmployeePii, VerificationResult
 
 _MINOR_UNITS = {
     "JPY": 0,
@@ -164,14 +168,12 @@ def line_items(non_pii: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def summary_lines(result: dict[str, Any]) -> list[tuple[str, str]]:
+def summary_lines(result: VerificationResult) -> list[tuple[str, str]]:
     """The headline facts of a verified payslip, label and value, in reading order."""
-    payslip = result.get("payslip", {})
-    non_pii: dict[str, Any] = payslip.get("payslip_non_pii", {})
+    payslip = result.payslip
+    non_pii = payslip.payslip_non_pii
     currency = str(non_pii.get("currency", ""))
-    lines: list[tuple[str, str]] = [
-        ("Issuer", str(payslip.get("issuer", {}).get("name", ""))),
-    ]
+    lines: list[tuple[str, str]] = [("Issuer", payslip.issuer.name)]
     start, end = non_pii.get("period_start"), non_pii.get("period_end")
     period = f"{long_date(start)} – {long_date(end)}" if start else long_date(end)
     lines.append(("Pay period", period))
@@ -211,9 +213,11 @@ MASKED_FIELDS = frozenset({"account_number", "ird_number"})
 """Shown masked until the operator reveals them: a bank account and a tax number."""
 
 
-def employee_lines(employee: dict[str, str], reveal: bool) -> list[tuple[str, str]]:
+def employee_lines(employee: EmployeePii, reveal: bool) -> list[tuple[str, str]]:
+    """The employee's fields in protocol order, labelled; account and tax numbers masked unless
+    `reveal`."""
     lines = []
-    for key, value in employee.items():
+    for key, value in employee.fields():
         label = EMPLOYEE_LABELS.get(key, humanise(key))
         shown = value if reveal or key not in MASKED_FIELDS else mask_account(value)
         if key in {"employer_identity", "employer_abn"} and (abn := format_abn(value)):

@@ -17,12 +17,13 @@ from app.api_errors import ApiError
 from app.inputs.reading import InputReading
 from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, Verdict, meaning_of
 from service.protocol.barcode_text import MAX_BARCODE_CHARS, BarcodeTextError, parse_barcode
+from service.protocol.schemas import VerificationResult
 
 State = Literal["verified", "not_verified", "cannot_verify", "no_code"]
 
 
 class Verifier(Protocol):
-    def verify_payload(self, barcode: str) -> dict[str, Any]: ...
+    def verify_payload(self, barcode: str) -> VerificationResult: ...
 
 
 def is_payslip_code(text: str) -> bool:
@@ -40,7 +41,7 @@ def is_payslip_code(text: str) -> bool:
 class Attempt:
     """One payload sent to the service: its result, or the error it got."""
 
-    result: dict[str, Any] | None = None
+    result: VerificationResult | None = None
     code: str | None = None
     request_id: str | None = None
     detail: str | None = None
@@ -91,7 +92,7 @@ class Outcome:
         return 2 if self.verdict is None else EXIT_STATUS[self.verdict]
 
     @property
-    def result(self) -> dict[str, Any] | None:
+    def result(self) -> VerificationResult | None:
         """The result to show: the first one the service returned."""
         return next((a.result for a in self.attempts if a.result is not None), None)
 
@@ -113,10 +114,12 @@ class Outcome:
                 "verified": False,
                 "verdict": verdict,
                 "reason": "CONFLICTING_CODES",
-                "results": [a.result if a.result else {"code": a.code} for a in self.attempts],
+                "results": [
+                    a.result.wire() if a.result else {"code": a.code} for a in self.attempts
+                ],
             }
         if self.result is not None:
-            return {**self.result, "verdict": verdict}
+            return {**self.result.wire(), "verdict": verdict}
         return {
             "verdict": verdict,
             "code": self.code or self.reason,
@@ -135,7 +138,7 @@ def reason_of(first: Attempt) -> str:
     """The table key for one service answer."""
     if first.result is None:
         return first.code or "API_ERROR"
-    return "VERIFIED" if first.result.get("verified") else "REVOKED"
+    return "VERIFIED" if first.result.verified else "REVOKED"
 
 
 def refusal(reading: InputReading) -> Outcome | None:

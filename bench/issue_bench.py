@@ -165,7 +165,7 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> flo
             started = time.perf_counter()
             for start in range(0, rows, 1000):
                 answers = client.register_batch(records[start : start + 1000])
-                assert all(a["status"] == "created" for a in answers)
+                assert all(a.status == "created" for a in answers)
             batch_seconds = time.perf_counter() - started
             batch_cpu = cpu_seconds() - cpu_before
     run_rate = rows / run_seconds

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import httpx
 
 from app.api.retry import RetryPolicy
-from app.api_errors import InvalidResponse, ServiceUnreachable
+from app.api_errors import ServiceUnreachable
+from service.protocol.schemas import TokenResponse
 
 log = logging.getLogger("app.api_client")
 
@@ -52,21 +53,15 @@ class Token:
     refresh_at: float
 
 
-def token_from_response(data: Mapping[str, Any], started: float) -> Token:
-    """The token in a token endpoint's JSON answer, to be refreshed before it expires.
+def token_from_response(answer: TokenResponse, started: float) -> Token:
+    """The token of a token endpoint's answer, to be refreshed before it expires.
 
     `started` is the clock reading from before the request: the server's lifetime started no
     earlier than that, so measuring from it errs on the safe side.
     """
-    value = data.get("access_token")
-    if not isinstance(value, str) or not value:
-        raise InvalidResponse("INVALID_RESPONSE", 200, "token response without access_token")
-    raw = data.get("expires_in")
-    if isinstance(raw, int | float) and not isinstance(raw, bool) and raw > 0:
-        expires_in = float(raw)
-    else:
-        expires_in = DEFAULT_EXPIRES_IN
-    return Token(value, started + expires_in - min(REFRESH_MARGIN, expires_in / 2))
+    raw = answer.expires_in
+    expires_in = float(raw) if raw is not None and raw > 0 else DEFAULT_EXPIRES_IN
+    return Token(answer.access_token, started + expires_in - min(REFRESH_MARGIN, expires_in / 2))
 
 
 class TokenAuth(httpx.Auth):

@@ -12,6 +12,9 @@ and here, per operation:
   (a lost response means the PII must be re-encrypted with a fresh IV, spec), nor are creating
   clients, keys and pairing links, so those only retry when nothing can have been processed.
 * Paths: ids are quoted as one path segment, so an id can never reach another route.
+* Answers: every success body is parsed into the protocol's response model
+  (`service.protocol.schemas`), the same class the service built it from; a body that does not
+  fit is an `InvalidResponse`, never a half-read result.
 * Privacy: the repr shows no secret; see `app.api.exchange` for errors and logs.
 """
 
@@ -21,24 +24,59 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import quote
 
 import httpx
+from pydantic import BaseModel, ValidationError
 
 from app.api.auth import Token, TokenAuth, token_from_response
-from app.api.exchange import Exchange
+from app.api.exchange import Exchange, new_request_id
 from app.api.retry import RetryPolicy
 from app.api_errors import InvalidResponse
 from service.protocol.encoding import new_reference
+from service.protocol.schemas import (
+    BarcodeResult,
+    BatchResult,
+    BatchResultItem,
+    ClientDisabled,
+    IssuerCreated,
+    KeyCreated,
+    KeyRetired,
+    Overview,
+    PairingOffer,
+    RegistrationResult,
+    RevocationResult,
+    TokenResponse,
+    VerificationResult,
+    VerifierCreated,
+)
 
 SCOPE_ISSUER: Final = "service:issuer"
 SCOPE_VERIFIER: Final = "service:verifier"
 SCOPE_ADMIN: Final = "service:admin"
 
+M = TypeVar("M", bound=BaseModel)
+
 
 def _strip_base(url: str) -> str:
     return url[:-1] if url.endswith("/") else url
+
+
+def parse_answer(model: type[M], data: dict[str, Any], status: int, request_id: str | None) -> M:
+    """A success body as its response model, or `InvalidResponse`. Raised outside the `except`
+    block and without pydantic's error, whose text quotes the values (PII, secrets)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        pass
+    raise InvalidResponse(
+        "INVALID_RESPONSE",
+        status,
+        f"the answer is not a {model.__name__} (service.protocol.schemas)",
+        None,
+        request_id,
+    )
 
 
 def _seg(value: str) -> str:
@@ -126,12 +164,13 @@ class ApiClient:
 
     # ------------------------------------------------------------------ verifier
 
-    def verify_payload(self, barcode: str) -> dict[str, Any]:
+    def verify_payload(self, barcode: str) -> VerificationResult:
         """Verify a barcode text (verifyPayload); returns the verification result.
 
         Idempotent: the same payload yields the same result, so it is retried freely.
         """
         return self._api_call(
+            VerificationResult,
             "POST",
             self._require(self._verifier_url, "verifier_url"),
             "/v1/verifications/payload",
@@ -152,7 +191,8 @@ class ApiClient:
         body = dict(record)
         if not body.get("service_reference"):
             body["service_reference"] = new_reference()
-        status, data = self._api_call(
+        status, answer = self._api_call(
+            RegistrationResult,
             "POST",
             self._require(self._issuer_url, "issuer_url"),
             "/v1/registerNonPII",
@@ -160,12 +200,9 @@ class ApiClient:
             body,
             idempotent=True,
         )
-        ref = data.get("service_reference")
-        if not isinstance(ref, str) or not ref:
-            ref = body["service_reference"]
-        return ref, status == 201
+        return answer.service_reference, status == 201
 
-    def register_batch(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def register_batch(self, records: Sequence[Mapping[str, Any]]) -> list[BatchResultItem]:
         """Register a pay run (registerNonPIIBatch); returns one result item per record, in order.
 
         Records without a `service_reference` get one minted before the first attempt so the batch
@@ -177,7 +214,8 @@ class ApiClient:
             if not item.get("service_reference"):
                 item["service_reference"] = new_reference()
             body_records.append(item)
-        _, data = self._api_call(
+        _, answer = self._api_call(
+            BatchResult,
             "POST",
             self._require(self._issuer_url, "issuer_url"),
             "/v1/registerNonPIIBatch",
@@ -185,18 +223,13 @@ class ApiClient:
             {"records": body_records},
             idempotent=True,
         )
-        results = data.get("results")
-        if (
-            not isinstance(results, list)
-            or len(results) != len(body_records)
-            or not all(isinstance(r, dict) for r in results)
-        ):
+        if len(answer.results) != len(body_records):
             raise InvalidResponse(
                 "INVALID_RESPONSE", 200, "batch response has no matching results array"
             )
-        return results
+        return answer.results
 
-    def register_and_build_barcode(self, record: Mapping[str, Any]) -> dict[str, Any]:
+    def register_and_build_barcode(self, record: Mapping[str, Any]) -> BarcodeResult:
         """Register one record and get the PNG badge (registerAndBuildBarcode).
 
         Not idempotent: if the response is lost the caller must re-encrypt with a fresh IV, so
@@ -204,6 +237,7 @@ class ApiClient:
         (including `ServiceUnreachable` after a send) leaves the outcome to the caller.
         """
         return self._api_call(
+            BarcodeResult,
             "POST",
             self._require(self._issuer_url, "issuer_url"),
             "/v1/registerAndBuildBarcode",
@@ -212,10 +246,11 @@ class ApiClient:
             idempotent=False,
         )[1]
 
-    def revoke(self, reference: str, reason: str | None = None) -> dict[str, Any]:
+    def revoke(self, reference: str, reason: str | None = None) -> RevocationResult:
         """Revoke one of this issuer's records (PROTOCOL §6); repeating it is a no-op."""
         body: dict[str, Any] = {} if reason is None else {"reason": reason}
         return self._api_call(
+            RevocationResult,
             "POST",
             self._require(self._issuer_url, "issuer_url"),
             f"/v1/records/{_seg(reference)}/revoke",
@@ -226,52 +261,59 @@ class ApiClient:
 
     # ------------------------------------------------------------------ admin (PROTOCOL §8)
 
-    def admin_create_issuer(self, name: str) -> dict[str, Any]:
+    def admin_create_issuer(self, name: str) -> IssuerCreated:
         """Create an issuer; the response holds its client secret and key, shown once.
 
         Not retried on ambiguous failures: a resend after a lost response would create a second
         issuer.
         """
-        return self._admin("POST", "/admin/v1/issuers", {"name": name}, idempotent=False)
+        return self._admin(
+            IssuerCreated, "POST", "/admin/v1/issuers", {"name": name}, idempotent=False
+        )
 
-    def admin_create_verifier(self, name: str) -> dict[str, Any]:
+    def admin_create_verifier(self, name: str) -> VerifierCreated:
         """Create a verifier client (not retried on ambiguous failures, as for issuers)."""
-        return self._admin("POST", "/admin/v1/verifiers", {"name": name}, idempotent=False)
+        return self._admin(
+            VerifierCreated, "POST", "/admin/v1/verifiers", {"name": name}, idempotent=False
+        )
 
-    def admin_rotate_key(self, issuer_id: str) -> dict[str, Any]:
+    def admin_rotate_key(self, issuer_id: str) -> KeyCreated:
         """Give an issuer a new key version (no retry on ambiguous failures: each is a new key)."""
-        return self._admin(
-            "POST", f"/admin/v1/issuers/{_seg(issuer_id)}/keys", {}, idempotent=False
-        )
+        path = f"/admin/v1/issuers/{_seg(issuer_id)}/keys"
+        return self._admin(KeyCreated, "POST", path, {}, idempotent=False)
 
-    def admin_retire_key(self, key_version: str) -> dict[str, Any]:
+    def admin_retire_key(self, key_version: str) -> KeyRetired:
         """Retire a key version; retiring twice is harmless, so it is retried."""
-        return self._admin(
-            "POST", f"/admin/v1/keys/{_seg(key_version)}/retire", {}, idempotent=True
-        )
+        path = f"/admin/v1/keys/{_seg(key_version)}/retire"
+        return self._admin(KeyRetired, "POST", path, {}, idempotent=True)
 
-    def admin_disable_client(self, client_id: str) -> dict[str, Any]:
+    def admin_disable_client(self, client_id: str) -> ClientDisabled:
         """Disable a client and kill its tokens; idempotent, so it is retried."""
-        return self._admin(
-            "POST", f"/admin/v1/clients/{_seg(client_id)}/disable", {}, idempotent=True
-        )
+        path = f"/admin/v1/clients/{_seg(client_id)}/disable"
+        return self._admin(ClientDisabled, "POST", path, {}, idempotent=True)
 
-    def admin_pair_verifier(self, client_id: str) -> dict[str, Any]:
+    def admin_pair_verifier(self, client_id: str) -> PairingOffer:
         """A one-time phone pairing link for a verifier client (expires in minutes, works once);
         not retried on ambiguous failures: each call makes a new link."""
-        return self._admin(
-            "POST", f"/admin/v1/clients/{_seg(client_id)}/pairings", None, idempotent=False
-        )
+        path = f"/admin/v1/clients/{_seg(client_id)}/pairings"
+        return self._admin(PairingOffer, "POST", path, None, idempotent=False)
 
-    def admin_list(self) -> dict[str, Any]:
+    def admin_list(self) -> Overview:
         """Issuers, verifiers, keys and record counts (never secrets or key material)."""
-        return self._admin("GET", "/admin/v1/overview", None, idempotent=True)
+        return self._admin(Overview, "GET", "/admin/v1/overview", None, idempotent=True)
 
     def _admin(
-        self, method: str, path: str, body: dict[str, Any] | None, *, idempotent: bool
-    ) -> dict[str, Any]:
+        self,
+        model: type[M],
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        *,
+        idempotent: bool,
+    ) -> M:
         # The admin scope's audience is the issuer URL (PROTOCOL §7).
         return self._api_call(
+            model,
             method,
             self._require(self._issuer_url, "issuer_url"),
             path,
@@ -320,7 +362,8 @@ class ApiClient:
         """Ask the token endpoint (client credentials), with retries inside the call's deadline."""
         audience, scope = key
         started = self._policy.clock()
-        _, data = self._exchange.call(
+        request_id = new_request_id()
+        status, data = self._exchange.call(
             "POST",
             self._auth_url,
             "/oauth/token",
@@ -334,11 +377,13 @@ class ApiClient:
             deadline=deadline,
             idempotent=True,
             auth=None,
+            request_id=request_id,
         )
-        return token_from_response(data, started)
+        return token_from_response(parse_answer(TokenResponse, data, status, request_id), started)
 
     def _api_call(
         self,
+        model: type[M],
         method: str,
         base: str,
         path: str,
@@ -346,9 +391,11 @@ class ApiClient:
         body: dict[str, Any] | None,
         *,
         idempotent: bool,
-    ) -> tuple[int, dict[str, Any]]:
-        """One logical authenticated call: fresh request id, one deadline, token audience = base."""
-        return self._exchange.call(
+    ) -> tuple[int, M]:
+        """One logical authenticated call: fresh request id, one deadline, token audience = base;
+        returns the status and the answer as `model`."""
+        request_id = new_request_id()
+        status, data = self._exchange.call(
             method,
             base,
             path,
@@ -356,4 +403,6 @@ class ApiClient:
             deadline=self._policy.deadline_from_now(),
             idempotent=idempotent,
             auth=self._auth(base, self._scope or scope),
+            request_id=request_id,
         )
+        return status, parse_answer(model, data, status, request_id)

@@ -297,12 +297,9 @@ def issue_service_managed(
     )
     validate_register_and_build(body)
     answer = client.register_and_build_barcode(body)
-    reference = answer.get("service_reference")
-    barcode = answer.get("barcode")
-    if not isinstance(reference, str) or not isinstance(barcode, dict):
-        raise InvalidResponse("INVALID_RESPONSE", 201, "no reference or barcode in the answer")
+    reference = answer.service_reference
     try:
-        png = base64.b64decode(str(barcode.get("data", "")), validate=True)
+        png = base64.b64decode(answer.barcode.data, validate=True)
     except (binascii.Error, ValueError):
         raise InvalidResponse("INVALID_RESPONSE", 201, "the badge is not base64 data") from None
     if not png.startswith(b"\x89PNG"):

@@ -9,8 +9,6 @@ so a button never offers to act on nothing. The actions themselves are the scree
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -26,8 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.staff_style import label, local_time
+from service.protocol.schemas import ClientSummary, KeySummary, Overview
 
 ROLES = {"admin": "Administer", "issuer": "Issue", "verifier": "Verify"}
+
+NO_OVERVIEW = Overview(issuers=[], verifiers=[], clients=[], keys=[], record_count=0)
+"""What the tables show before the first ``admin_list`` answer."""
 
 
 def _table(headers: list[str], id_columns: tuple[int, ...] = ()) -> QTableWidget:
@@ -73,7 +75,7 @@ class OverviewTabs(QTabWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.overview: dict[str, Any] = {}
+        self.overview: Overview = NO_OVERVIEW
         self.issuers = _table(["Payroll provider", "Issuer id", "Payslips", "Withdrawn"], (1,))
         self.verifiers = _table(["Front desk", "Front desk id", "Added"], (1,))
         self.clients = _table(["Client id", "Can", "Name", "State", "Added", "Note"], (0,))
@@ -138,48 +140,44 @@ class OverviewTabs(QTabWidget):
             QGuiApplication.clipboard().setText(value)
             self.copied.emit(value)
 
-    def show_overview(self, overview: dict[str, Any], own_ids: set[str]) -> None:
+    def show_overview(self, overview: Overview, own_ids: set[str]) -> None:
         """Fill every table from an ``admin_list`` answer; ``own_ids``: this app's clients."""
         self.overview = overview
-        issuers = overview.get("issuers", [])
-        verifiers = overview.get("verifiers", [])
+        issuers, verifiers = overview.issuers, overview.verifiers
         _fill(
             self.issuers,
-            [
-                [i["name"], i["issuer_id"], str(i.get("records", 0)), str(i.get("revoked", 0))]
-                for i in issuers
-            ],
+            [[i.name, i.issuer_id, str(i.records), str(i.revoked)] for i in issuers],
         )
         _fill(
             self.verifiers,
-            [[v["name"], v["verifier_id"], local_time(v.get("created_at"))] for v in verifiers],
+            [[v.name, v.verifier_id, local_time(v.created_at)] for v in verifiers],
         )
         _fill(
             self.clients,
             [
                 [
-                    c["client_id"],
-                    ROLES.get(c["role"], c["role"]),
-                    c["name"],
-                    "Disabled" if c.get("disabled") else "Active",
-                    local_time(c.get("created_at")),
-                    "Used by this app" if c["client_id"] in own_ids else "",
+                    c.client_id,
+                    ROLES.get(c.role, c.role),
+                    c.name,
+                    "Disabled" if c.disabled else "Active",
+                    local_time(c.created_at),
+                    "Used by this app" if c.client_id in own_ids else "",
                 ]
-                for c in overview.get("clients", [])
+                for c in overview.clients
             ],
         )
-        names = {i["issuer_id"]: i["name"] for i in issuers}
+        names = {i.issuer_id: i.name for i in issuers}
         _fill(
             self.keys,
             [
                 [
-                    k["key_version"],
-                    names.get(k["issuer_id"], k["issuer_id"]),
-                    str(k["state"]).capitalize(),
-                    local_time(k.get("created_at")),
-                    local_time(k.get("retired_at")),
+                    k.key_version,
+                    names.get(k.issuer_id, k.issuer_id),
+                    k.state.capitalize(),
+                    local_time(k.created_at),
+                    local_time(k.retired_at),
                 ]
-                for k in overview.get("keys", [])
+                for k in overview.keys
             ],
         )
         for key, count in (("issuers", len(issuers)), ("verifiers", len(verifiers))):
@@ -192,29 +190,23 @@ class OverviewTabs(QTabWidget):
         actions, only with an admin sign-in)."""
         self.rotate_button.setEnabled(admin and selected_text(self.issuers, 1) is not None)
         key = self.key(selected_text(self.keys, 0))
-        self.retire_button.setEnabled(admin and key is not None and key["state"] != "retired")
+        self.retire_button.setEnabled(admin and key is not None and key.state != "retired")
         client = self.client(selected_text(self.clients, 0))
-        self.disable_button.setEnabled(admin and client is not None and not client["disabled"])
+        self.disable_button.setEnabled(admin and client is not None and not client.disabled)
         for name, (table, column) in self.id_columns.items():
             self.copy_buttons[name].setEnabled(selected_text(table, column) is not None)
 
-    def key(self, version: str | None) -> dict[str, Any] | None:
-        return next((k for k in self.overview.get("keys", []) if k["key_version"] == version), None)
+    def key(self, version: str | None) -> KeySummary | None:
+        return next((k for k in self.overview.keys if k.key_version == version), None)
 
-    def client(self, client_id: str | None) -> dict[str, Any] | None:
-        return next(
-            (c for c in self.overview.get("clients", []) if c["client_id"] == client_id), None
-        )
+    def client(self, client_id: str | None) -> ClientSummary | None:
+        return next((c for c in self.overview.clients if c.client_id == client_id), None)
 
     def is_last_admin(self, client_id: str) -> bool:
         """Disabling this client would leave no active admin client."""
         client = self.client(client_id)
-        active_admins = [
-            c
-            for c in self.overview.get("clients", [])
-            if c["role"] == "admin" and not c.get("disabled")
-        ]
-        return client is not None and client["role"] == "admin" and len(active_admins) <= 1
+        active_admins = [c for c in self.overview.clients if c.role == "admin" and not c.disabled]
+        return client is not None and client.role == "admin" and len(active_admins) <= 1
 
 
 def select_row(table: QTableWidget, text: str, column: int = 0) -> bool:

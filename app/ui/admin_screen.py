@@ -36,6 +36,7 @@ from app.ui.folders import last_folder, remember_folder
 from app.ui.pair_dialog import open_pair_dialog
 from app.ui.staff_style import label, plural, section, set_status, staff_screen
 from app.ui.tasks import TaskRunner
+from service.protocol.schemas import IssuerCreated, Overview, VerifierCreated
 
 REFRESH_MS = 20_000
 
@@ -187,17 +188,17 @@ class AdminScreen(QWidget):
         self._run(admin.admin_list, self._show_overview)
 
     @property
-    def overview(self) -> dict[str, Any]:
-        """The latest ``admin_list`` answer ({} before the first)."""
+    def overview(self) -> Overview:
+        """The latest ``admin_list`` answer (no rows before the first)."""
         return self.tabs.overview
 
-    def _show_overview(self, overview: dict[str, Any]) -> None:
+    def _show_overview(self, overview: Overview) -> None:
         self.tabs.show_overview(overview, self._own_ids())
-        issuers, verifiers = overview.get("issuers", []), overview.get("verifiers", [])
+        issuers, verifiers = overview.issuers, overview.verifiers
         set_status(
             self.status,
             f"{plural(len(issuers), 'payroll provider')}, {plural(len(verifiers), 'front desk')}, "
-            f"{plural(int(overview.get('record_count', 0)), 'registered payslip')}.",
+            f"{plural(overview.record_count, 'registered payslip')}.",
         )
         self._follow_selection()
         self.refreshed.emit()
@@ -247,9 +248,10 @@ class AdminScreen(QWidget):
             set_status(self.status, "Type a name first.", error=True)
             self.name_edit.setFocus()
             return
-        listed = self.overview.get("issuers" if kind == "issuer" else "verifiers", [])
+        overview = self.overview
+        listed = overview.issuers if kind == "issuer" else overview.verifiers
         what = "payroll provider" if kind == "issuer" else "front desk"
-        duplicate = any(str(i.get("name", "")).casefold() == name.casefold() for i in listed)
+        duplicate = any(i.name.casefold() == name.casefold() for i in listed)
         if duplicate and not self._confirm(
             "Same name",
             f"There is already a {what} called “{name}”. Add another one with the same name?",
@@ -260,26 +262,26 @@ class AdminScreen(QWidget):
         if kind == "issuer":
             url = self.context.service_url
 
-            def made_issuer(made: dict[str, Any]) -> None:
+            def made_issuer(made: IssuerCreated) -> None:
                 self.name_edit.clear()
                 self._show_credentials(
                     f"New payroll provider: {name}",
-                    made,
+                    made.wire(),
                     on_use_here=lambda: self._use_here(url, name, made),
                 )
 
             self._run(lambda: admin.admin_create_issuer(name), made_issuer, "Adding…")
         else:
 
-            def made_verifier(made: dict[str, Any]) -> None:
+            def made_verifier(made: VerifierCreated) -> None:
                 self.name_edit.clear()
-                self._show_credentials(f"New front desk: {name}", made)
+                self._show_credentials(f"New front desk: {name}", made.wire())
 
             self._run(lambda: admin.admin_create_verifier(name), made_verifier, "Adding…")
 
-    def _use_here(self, url: str, name: str, made: dict[str, Any]) -> None:
+    def _use_here(self, url: str, name: str, made: IssuerCreated) -> None:
         try:
-            save_local_issuer(self.context.settings, self.context.secrets, url, name, made)
+            save_local_issuer(self.context.settings, self.context.secrets, url, name, made.wire())
         except OSError:
             set_status(self.status, "The issuer could not be saved on this computer.", error=True)
             return
@@ -309,7 +311,7 @@ class AdminScreen(QWidget):
         name = selected_text(self.issuers, 0) or issuer_id
         self._run(
             lambda: admin.admin_rotate_key(issuer_id),
-            lambda made: self._show_credentials(f"New key for {name}", made),
+            lambda made: self._show_credentials(f"New key for {name}", made.wire()),
             "Making a new key…",
         )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import urlsplit
 
 import segno
@@ -32,17 +31,18 @@ from app.api_errors import ApiError
 from app.presentation import error_message
 from app.ui.staff_style import label, set_status, staff_screen
 from app.ui.tasks import TaskRunner
+from service.protocol.schemas import ClientSummary, Overview, PairingOffer
 
 QR_PIXELS = 300
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def verifier_clients(overview: dict[str, Any]) -> list[dict[str, Any]]:
+def verifier_clients(overview: Overview) -> list[ClientSummary]:
     """Enabled verifier clients that can hand out a phone pairing (not phones themselves)."""
     return [
         c
-        for c in overview.get("clients", [])
-        if c.get("role") == "verifier" and not c.get("disabled") and "paired" not in c["name"]
+        for c in overview.clients
+        if c.role == "verifier" and not c.disabled and "paired" not in c.name
     ]
 
 
@@ -63,7 +63,7 @@ class PairDialog(QDialog):
         self,
         admin: ApiClient,
         tasks: TaskRunner,
-        overview: dict[str, Any],
+        overview: Overview,
         verifier_id: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
@@ -73,7 +73,7 @@ class PairDialog(QDialog):
         self.setMinimumWidth(560)
         self.admin = admin
         self.tasks = tasks
-        self.offer: dict[str, Any] | None = None
+        self.offer: PairingOffer | None = None
         self._expires: datetime | None = None
 
         layout = QVBoxLayout(self)
@@ -93,11 +93,11 @@ class PairDialog(QDialog):
         self.desk = QComboBox()
         self.desk.setObjectName("pairDesk")
         for client in verifier_clients(overview):
-            self.desk.addItem(f"{client['name']}  ({client['client_id']})", client["client_id"])
+            self.desk.addItem(f"{client.name}  ({client.client_id})", client.client_id)
         if verifier_id:  # the front desk selected on the Admin screen
-            owned = [c for c in verifier_clients(overview) if c.get("owner_id") == verifier_id]
+            owned = [c for c in verifier_clients(overview) if c.owner_id == verifier_id]
             if owned:
-                self.desk.setCurrentIndex(self.desk.findData(owned[0]["client_id"]))
+                self.desk.setCurrentIndex(self.desk.findData(owned[0].client_id))
         row.addWidget(self.desk, 1)
         self.make_button = QPushButton("Show pairing code")
         self.make_button.setObjectName("primary")
@@ -142,13 +142,13 @@ class PairDialog(QDialog):
         set_status(self.status, "Asking the service for a pairing code…")
         self.tasks.run(lambda: self.admin.admin_pair_verifier(client_id), self._show, self._failed)
 
-    def _show(self, offer: dict[str, Any]) -> None:
+    def _show(self, offer: PairingOffer) -> None:
         self.offer = offer
-        self.qr.setPixmap(qr_pixmap(str(offer["pair_url"])))
-        self._expires = datetime.fromisoformat(str(offer["expires_at"]).replace("Z", "+00:00"))
+        self.qr.setPixmap(qr_pixmap(offer.pair_url))
+        self._expires = datetime.fromisoformat(offer.expires_at.replace("Z", "+00:00"))
         self.make_button.setText("New pairing code")
         self.make_button.setEnabled(True)
-        host = urlsplit(str(offer["pair_url"])).hostname or ""
+        host = urlsplit(offer.pair_url).hostname or ""
         if host in LOOPBACK:
             set_status(
                 self.status,
@@ -158,7 +158,7 @@ class PairDialog(QDialog):
                 error=True,
             )
         else:
-            set_status(self.status, f"Scan with the phone for {offer['verifier_name']}.")
+            set_status(self.status, f"Scan with the phone for {offer.verifier_name}.")
         self._tick()
         self.timer.start()
 
@@ -197,7 +197,7 @@ def open_pair_dialog(
     parent: QWidget,
     admin: ApiClient | None,
     tasks: TaskRunner,
-    overview: dict[str, Any],
+    overview: Overview,
     verifier_id: str | None,
 ) -> PairDialog | None:
     """What the Admin screen's "Pair a phone…" button does."""

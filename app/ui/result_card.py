@@ -19,8 +19,6 @@ held it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -44,6 +42,7 @@ from app.ui.style import Tone, type_scale
 from app.ui.verdict_panel import Banner
 from app.verdicts import meaning_of
 from app.verify_flow import Attempt, Outcome
+from service.protocol.schemas import EmployeePii, VerificationResult
 
 SLOW_TEXT = "The service is slow to answer"
 VERDICT_SHARE = 0.55
@@ -76,7 +75,7 @@ class ResultCard(QWidget):
         self.setObjectName("resultCard")
         self.kiosk = kiosk
         self._reveal = False
-        self._employee: dict[str, str] = {}
+        self._employee: EmployeePii | None = None
         self._employee_section: Section | None = None
         self._reveal_button: QPushButton | None = None
         self._available = 0
@@ -229,7 +228,7 @@ class ResultCard(QWidget):
     def _reset(self) -> None:
         clear_layout(self.body)
         self._reveal = False
-        self._employee = {}
+        self._employee = None
         self._employee_section = None
         self._reveal_button = None
         self.details = None
@@ -238,12 +237,12 @@ class ResultCard(QWidget):
         self.set_hint("")
 
     @staticmethod
-    def _key_facts(result: dict[str, Any]) -> list[tuple[str, str]]:
+    def _key_facts(result: VerificationResult) -> list[tuple[str, str]]:
         """What the desk compares with the paper, inside the green panel."""
         lines = dict(summary_lines(result))
-        non_pii = result.get("payslip", {}).get("payslip_non_pii", {}) or {}
-        employee = result.get("employee") or {}
-        name = str(employee.get("employee_name") or employee.get("raw") or "—")
+        non_pii = result.payslip.payslip_non_pii
+        employee = result.employee
+        name = employee.employee_name or employee.raw or "—"
         return [
             ("Employee", name),
             ("Net pay", lines.get("Net pay", "—")),
@@ -251,7 +250,7 @@ class ResultCard(QWidget):
             ("Issued by", lines.get("Issuer") or "—"),
         ]
 
-    def _add_details(self, result: dict[str, Any]) -> None:
+    def _add_details(self, result: VerificationResult) -> None:
         fold = Fold("Payslip details", expanded=not self.kiosk)
         row = QHBoxLayout()
         row.setSpacing(14)
@@ -260,21 +259,18 @@ class ResultCard(QWidget):
         payslip = Section("Payslip")
         payslip.add_pairs(summary_lines(result), emphasise=_KEY_LINES)
         left.addWidget(payslip)
-        non_pii = result.get("payslip", {}).get("payslip_non_pii", {})
-        items = line_items(non_pii) if isinstance(non_pii, dict) else []
+        items = line_items(result.payslip.payslip_non_pii)
         if items:
             left.addWidget(self._items_section(items))
         left.addStretch(1)
         row.addLayout(left, 3)
         right = QVBoxLayout()
         right.setSpacing(14)
-        employee = result.get("employee") or {}
-        self._employee = (
-            {str(k): str(v) for k, v in employee.items()} if isinstance(employee, dict) else {}
-        )
-        if self._employee:
+        self._employee = result.employee
+        shown = dict(self._employee.fields())
+        if shown:
             section = Section("Employee")
-            if {"account_number", "ird_number"} & set(self._employee):
+            if {"account_number", "ird_number"} & set(shown):
                 button = QPushButton("Reveal numbers")
                 button.setObjectName("linkButton")
                 button.setAutoDefault(True)
@@ -293,7 +289,7 @@ class ResultCard(QWidget):
 
     def _render_employee(self) -> None:
         section = self._employee_section
-        if section is None:
+        if section is None or self._employee is None:
             return
         section.clear_rows()
         section.add_pairs(employee_lines(self._employee, reveal=self._reveal))
@@ -350,7 +346,7 @@ class ResultCard(QWidget):
 def _issuer_name(attempt: Attempt) -> str:
     if attempt.result is None:
         return ""
-    return str(attempt.result.get("payslip", {}).get("issuer", {}).get("name", "") or "")
+    return attempt.result.payslip.issuer.name
 
 
 def _support_pairs(outcome: Outcome) -> list[tuple[str, str]]:
@@ -361,19 +357,19 @@ def _support_pairs(outcome: Outcome) -> list[tuple[str, str]]:
         part = ("PDF metadata " if index == 0 else "Printed code ") if several else ""
         if attempt.result is not None:
             result = attempt.result
-            payslip = result.get("payslip", {})
-            pairs.append((f"{part}Reference", str(result.get("service_reference", ""))))
+            payslip = result.payslip
+            pairs.append((f"{part}Reference", result.service_reference))
             if several:
-                state = "verified" if result.get("verified") else "revoked"
+                state = "verified" if result.verified else "revoked"
                 pairs.append((f"{part}Answer", state))
-            if payslip.get("schema"):
-                pairs.append((f"{part}Schema", str(payslip["schema"])))
-            if payslip.get("issued_at"):
-                pairs.append((f"{part}Issued", timestamp(payslip["issued_at"])))
-            if payslip.get("revoked_at"):
-                pairs.append((f"{part}Revoked", timestamp(payslip["revoked_at"])))
-            if result.get("decrypted_at"):
-                pairs.append((f"{part}Checked", timestamp(result["decrypted_at"])))
+            if payslip.schema_id:
+                pairs.append((f"{part}Schema", payslip.schema_id))
+            if payslip.issued_at:
+                pairs.append((f"{part}Issued", timestamp(payslip.issued_at)))
+            if payslip.revoked_at:
+                pairs.append((f"{part}Revoked", timestamp(payslip.revoked_at)))
+            if result.decrypted_at:
+                pairs.append((f"{part}Checked", timestamp(result.decrypted_at)))
         else:
             code = attempt.code or "-"
             pairs.append((f"{part}Code", code))

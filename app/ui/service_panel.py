@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from PySide6.QtCore import QTimer, Signal
@@ -28,6 +27,7 @@ from app.context import AppContext
 from app.ui.staff_style import label, plural, section, set_status, staff_screen
 from app.ui.tasks import TaskRunner
 from service.config import default_data_dir
+from service.protocol.schemas import Overview
 from service.server import Running, start
 
 POLL_MS = 5000
@@ -195,7 +195,7 @@ class ServicePanel(QWidget):
         client = self.context.verifier
         admin = self.context.admin
 
-        def work() -> tuple[bool, dict[str, Any] | None]:
+        def work() -> tuple[bool, Overview | None]:
             healthy = client.healthz(url)
             overview = None
             if healthy and admin is not None:
@@ -207,7 +207,7 @@ class ServicePanel(QWidget):
 
         self.tasks.run(work, self._show, lambda _: self._show((False, None)))
 
-    def _show(self, answer: tuple[bool, dict[str, Any] | None]) -> None:
+    def _show(self, answer: tuple[bool, Overview | None]) -> None:
         self._checking = False
         healthy, overview = answer
         self.healthy = bool(healthy)
@@ -225,9 +225,9 @@ class ServicePanel(QWidget):
             )
         if overview is not None:
             self.counts_label.setText(
-                f"{plural(int(overview.get('record_count', 0)), 'registered payslip')}, "
-                f"{plural(len(overview.get('issuers', [])), 'payroll provider')}, "
-                f"{plural(len(overview.get('verifiers', [])), 'front desk')}"
+                f"{plural(overview.record_count, 'registered payslip')}, "
+                f"{plural(len(overview.issuers), 'payroll provider')}, "
+                f"{plural(len(overview.verifiers), 'front desk')}"
             )
         elif not self.counts_label.text():
             self.counts_label.setText("Shown on the computer that runs the service")

@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
 from app.issuer.local_issuer import load_local_issuer
+from app.ui.admin_overview import NO_OVERVIEW
 from app.ui.admin_screen import AdminScreen
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.service_panel import ServicePanel
@@ -25,7 +26,7 @@ def _screen(qtbot: QtBot, context: AppContext) -> tuple[AdminScreen, TaskRunner]
     screen = AdminScreen(context, tasks)
     screen.show_dialogs = False
     qtbot.addWidget(screen)
-    qtbot.waitUntil(lambda: screen.overview != {}, timeout=10000)
+    qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
     return screen, tasks
 
 
@@ -62,7 +63,7 @@ def test_creating_an_issuer_shows_credentials_once_and_never_in_the_overview(
     dialog.confirm_saved()
     assert dialog.fields["client_secret"].text() == ""
     qtbot.waitUntil(
-        lambda: any(i["name"] == "Harbour Payroll" for i in screen.overview["issuers"]),
+        lambda: any(i.name == "Harbour Payroll" for i in screen.overview.issuers),
         timeout=10000,
     )
     assert secret not in str(screen.overview) and key not in str(screen.overview)
@@ -78,16 +79,14 @@ def test_rotate_retire_and_disable_through_the_admin_api(
     with qtbot.waitSignal(screen.refreshed, timeout=10000):
         screen.rotate_button.click()
     qtbot.waitUntil(
-        lambda: any(k["key_version"] == f"{issuer_id}.2" for k in screen.overview["keys"]),
+        lambda: any(k.key_version == f"{issuer_id}.2" for k in screen.overview.keys),
         timeout=10000,
     )
     first = f"{issuer_id}.1"
     assert screen.select_row(screen.keys, first)
     screen.retire_button.click()
     qtbot.waitUntil(
-        lambda: any(
-            k["key_version"] == first and k["state"] == "retired" for k in screen.overview["keys"]
-        ),
+        lambda: any(k.key_version == first and k.state == "retired" for k in screen.overview.keys),
         timeout=10000,
     )
     screen.name_edit.setText("Other Payroll")
@@ -99,9 +98,7 @@ def test_rotate_retire_and_disable_through_the_admin_api(
     qtbot.waitUntil(lambda: screen.select_row(screen.clients, client_id), timeout=10000)
     screen.disable_button.click()
     qtbot.waitUntil(
-        lambda: any(
-            c["client_id"] == client_id and c["disabled"] for c in screen.overview["clients"]
-        ),
+        lambda: any(c.client_id == client_id and c.disabled for c in screen.overview.clients),
         timeout=10000,
     )
     tasks.wait()
@@ -158,7 +155,7 @@ def test_service_panel_restarts_the_embedded_service(
     assert "restarted" in panel.message.text()
     # The data survived and the app's own clients still work against the restarted service.
     assert demo_context.admin is not None
-    assert demo_context.admin.admin_list()["record_count"] == 3
+    assert demo_context.admin.admin_list().record_count == 3
     assert demo_context.verifier.healthz(url)
     shoot(panel, screenshot_dir, "service-restarted")
     tasks.wait()
@@ -244,7 +241,7 @@ def test_the_app_refuses_to_lock_itself_out(
     screen.tabs.setCurrentIndex(2)
     assert not screen.disable_button.isEnabled()  # nothing selected yet
     assert not screen.copy_buttons["clients"].isEnabled()
-    admin_id = next(c["client_id"] for c in screen.overview["clients"] if c["role"] == "admin")
+    admin_id = next(c.client_id for c in screen.overview.clients if c.role == "admin")
     for own in (admin_id, demo_context.issuer_info["client_id"]):
         assert screen.select_row(screen.clients, own)
         assert screen.disable_button.isEnabled() and screen.copy_buttons["clients"].isEnabled()
@@ -263,21 +260,21 @@ def test_the_app_refuses_to_lock_itself_out(
     # Nothing was disabled.
     screen.refresh()
     qtbot.waitUntil(lambda: screen._busy == 0, timeout=10000)
-    assert not any(c["disabled"] for c in screen.overview["clients"])
+    assert not any(c.disabled for c in screen.overview.clients)
 
     screen.copy_buttons["clients"].click()
     assert QGuiApplication.clipboard().text() == demo_context.issuer_info["client_id"]
-    verifier = next(c for c in screen.overview["clients"] if c["role"] == "verifier")
+    verifier = next(c for c in screen.overview.clients if c.role == "verifier")
     tasks.wait()
-    assert verifier["client_id"]  # the demo's desk client is the one this app verifies with
-    assert screen.refusal(verifier["client_id"]) is not None
+    assert verifier.client_id  # the demo's desk client is the one this app verifies with
+    assert screen.refusal(verifier.client_id) is not None
 
 
 def test_confirmations_name_their_target_and_default_to_cancel(
     qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
 ) -> None:
     screen, tasks = _screen(qtbot, demo_context)
-    key_version = screen.overview["keys"][0]["key_version"]
+    key_version = screen.overview.keys[0].key_version
     screen.tabs.setCurrentIndex(3)
     assert not screen.retire_button.isEnabled()
     assert screen.select_row(screen.keys, key_version)
@@ -290,16 +287,16 @@ def test_confirmations_name_their_target_and_default_to_cancel(
     assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
     assert box.escapeButton() is box.button(QMessageBox.StandardButton.Cancel)
     tasks.wait()
-    assert all(k["state"] == "active" for k in screen.overview["keys"])
+    assert all(k.state == "active" for k in screen.overview.keys)
 
     # A duplicate name asks first; answering Cancel adds nothing.
-    before = len(screen.overview["issuers"])
+    before = len(screen.overview.issuers)
     screen.name_edit.setText("demo payroll pty ltd")
     screen.create_issuer_button.click()
     assert "already a payroll provider called" in screen.last_confirmation.text()  # type: ignore[union-attr]
     assert "exists already" in screen.status.text()
     tasks.wait()
-    assert screen.last_dialog is None and len(screen.overview["issuers"]) == before
+    assert screen.last_dialog is None and len(screen.overview.issuers) == before
 
     # Keys show local times, not raw ISO strings, and ids are whole.
     assert "T" not in screen.keys.item(0, 3).text() and "Z" not in screen.keys.item(0, 3).text()

@@ -60,7 +60,7 @@ def test_one_token_serves_many_verifications(
     live: Live, verifier: ApiClient, registered: Sealed
 ) -> None:
     for _ in range(3):
-        assert verifier.verify_payload(registered.payload)["verified"] is True
+        assert verifier.verify_payload(registered.payload).verified is True
     assert token_requests(live)[-1] == {
         "grant_type": "client_credentials",
         "client_id": live.verifier["client_id"],
@@ -131,7 +131,7 @@ def test_token_refreshed_shortly_before_it_expires(
             client.verify_payload(barcode)
             assert len(live.proxy.issued) == 1
             fake_time.now += 1
-            assert client.verify_payload(barcode)["verified"] is True
+            assert client.verify_payload(barcode).verified is True
             assert len(live.proxy.issued) == 2
             used = [s.headers["Authorization"] for s in live.proxy.requests_to(VERIFY)]
             assert used == [f"Bearer {live.proxy.issued[0]}"] * 2 + [
@@ -151,7 +151,7 @@ def test_a_token_answer_without_expires_in_is_kept_for_a_short_while(
     verifier.verify_payload(registered.payload)
     assert len(live.proxy.issued) == 1
     fake_time.now += 31  # the assumed 60 s lifetime, refreshed at half of it
-    assert verifier.verify_payload(registered.payload)["verified"] is True
+    assert verifier.verify_payload(registered.payload).verified is True
     assert len(live.proxy.issued) == 2
 
 
@@ -177,7 +177,7 @@ def test_eight_threads_share_one_token_request(
     for t in threads:
         t.join(20)
     assert errors == []
-    assert [r["verified"] for r in results] == [True] * 8
+    assert [r.verified for r in results] == [True] * 8
     assert len(live.proxy.issued) == 1
     assert live.proxy.counts[VERIFY] == 8
 
@@ -189,7 +189,7 @@ def test_a_refused_token_is_replaced_once_and_the_call_succeeds(
     live.proxy.issued.clear()
     live.proxy.seen.clear()
     live.proxy.inject(VERIFY, Fault("stale"))
-    assert verifier.verify_payload(registered.payload)["verified"] is True
+    assert verifier.verify_payload(registered.payload).verified is True
     assert len(live.proxy.issued) == 1  # one fresh token
     refused, retried = live.proxy.requests_to(VERIFY)
     assert refused.headers["Authorization"] != f"Bearer {live.proxy.issued[0]}"
@@ -224,7 +224,7 @@ def test_a_busy_token_endpoint_is_retried_after_retry_after(
 ) -> None:
     live.proxy.seen.clear()
     live.proxy.inject(TOKEN, service_error("SERVICE_UNAVAILABLE", retry_after=2))
-    assert verifier.verify_payload(registered.payload)["verified"] is True
+    assert verifier.verify_payload(registered.payload).verified is True
     assert len(live.proxy.requests_to(TOKEN)) == 2
     assert fake_time.sleeps and fake_time.sleeps[0] >= 2
 
@@ -236,7 +236,7 @@ def test_429_waits_for_retry_after_then_succeeds(
     live: Live, verifier: ApiClient, registered: Sealed, fake_time: FakeTime
 ) -> None:
     live.proxy.inject(VERIFY, service_error("RATE_LIMITED", retry_after=1))
-    assert verifier.verify_payload(registered.payload)["verified"] is True
+    assert verifier.verify_payload(registered.payload).verified is True
     assert live.proxy.counts[VERIFY] == 2
     assert len(fake_time.sleeps) == 1
     assert fake_time.sleeps[0] >= 1
@@ -246,7 +246,7 @@ def test_503_twice_then_the_answer_with_jittered_backoff(
     live: Live, verifier: ApiClient, registered: Sealed, fake_time: FakeTime
 ) -> None:
     live.proxy.inject(VERIFY, service_error("SERVICE_UNAVAILABLE"), times=2)
-    assert verifier.verify_payload(registered.payload)["verified"] is True
+    assert verifier.verify_payload(registered.payload).verified is True
     assert live.proxy.counts[VERIFY] == 3
     assert len(fake_time.sleeps) == 2
     # The service's 503 carries Retry-After: 1; without it the jitter would be <= 0.25, 0.5.
@@ -260,7 +260,7 @@ def test_backoff_is_jittered_and_capped(
 ) -> None:
     client = make_client(deadline=1000.0)
     live.proxy.inject(VERIFY, service_error("INTERNAL_ERROR"), times=10)
-    assert client.verify_payload(registered.payload)["verified"] is True
+    assert client.verify_payload(registered.payload).verified is True
     assert live.proxy.counts[VERIFY] == 11
     assert len(fake_time.sleeps) == 10
     assert 0 <= fake_time.sleeps[0] <= 0.25 and 0 <= fake_time.sleeps[1] <= 0.5
@@ -282,7 +282,7 @@ def test_a_verification_survives_one_transient_failure(
     live: Live, verifier: ApiClient, registered: Sealed, fault: Fault
 ) -> None:
     live.proxy.inject(VERIFY, fault)
-    assert verifier.verify_payload(registered.payload)["verified"] is True
+    assert verifier.verify_payload(registered.payload).verified is True
     assert live.proxy.counts[VERIFY] == 2
     ids = {s.headers["X-Request-Id"] for s in live.proxy.requests_to(VERIFY)}
     assert len(ids) == 1
@@ -294,7 +294,7 @@ def test_a_slow_answer_times_out_and_is_asked_again(
     client = make_client(timeout=2.0)
     live.proxy.inject(VERIFY, Fault("slow", delay=12.0))
     started = time.monotonic()
-    assert client.verify_payload(registered.payload)["verified"] is True
+    assert client.verify_payload(registered.payload).verified is True
     assert time.monotonic() - started < 10.0  # did not wait for the slow answer
     assert live.proxy.counts[VERIFY] >= 2
 
@@ -345,7 +345,7 @@ def test_build_barcode_is_resent_after_429_and_returns_the_badge(
 ) -> None:
     live.proxy.inject(BUILD, service_error("RATE_LIMITED", retry_after=1))
     result = issuer.register_and_build_barcode(build_body(live.sealed()))
-    assert result["barcode"]["format"] == "png"
+    assert result.barcode.format == "png"
     assert live.proxy.counts[BUILD] == 2
     assert fake_time.sleeps[0] >= 1
     first, second = live.proxy.requests_to(BUILD)
@@ -376,7 +376,7 @@ def test_build_barcode_is_resent_when_the_connection_failed_before_sending(
     live: Live, make_client: Maker, fake_time: FakeTime
 ) -> None:
     client = make_client("issuer", transport=ConnectFailsFirst(BUILD, 2))
-    assert client.register_and_build_barcode(build_body(live.sealed()))["barcode"]
+    assert client.register_and_build_barcode(build_body(live.sealed())).barcode.data
     assert live.proxy.counts[BUILD] == 1
     assert len(fake_time.sleeps) == 2
 

@@ -84,9 +84,9 @@ def test_a_registration_whose_answer_was_lost_is_a_duplicate_not_a_second_record
     live.proxy.inject(REGISTER, Fault("lose"))
     assert issuer.register_non_pii(sealed.body) == (sealed.reference, False)
     assert live.proxy.counts[REGISTER] == 2
-    assert verifier.verify_payload(sealed.payload)["verified"] is True
+    assert verifier.verify_payload(sealed.payload).verified is True
     overview = make_client("admin").admin_list()
-    assert [i["records"] for i in overview["issuers"]] == [1]
+    assert [i.records for i in overview.issuers] == [1]
 
 
 def test_register_reports_a_duplicate_and_mints_fresh_references(
@@ -112,28 +112,28 @@ def test_a_batch_resent_after_a_lost_answer_keeps_its_references(
     ]
     live.proxy.inject(BATCH, Fault("lose"))
     results = issuer.register_batch(records)
-    assert [r["external_id"] for r in results] == ["e1", "e2"]
-    assert [r["status"] for r in results] == ["duplicate", "duplicate"]
+    assert [r.external_id for r in results] == ["e1", "e2"]
+    assert [r.status for r in results] == ["duplicate", "duplicate"]
     first, second = live.proxy.requests_to(BATCH)
     assert first.body == second.body
     refs = [r["service_reference"] for r in first.body["records"]]
     assert refs[1] == given.reference and len(refs[0]) == 22
-    assert [r["service_reference"] for r in results] == refs
-    assert verifier.verify_payload(given.payload)["verified"] is True
+    assert [r.service_reference for r in results] == refs
+    assert verifier.verify_payload(given.payload).verified is True
 
 
 def test_revoke_with_and_without_a_reason(
     live: Live, issuer: ApiClient, verifier: ApiClient, registered: Sealed
 ) -> None:
     path = f"/v1/records/{registered.reference}/revoke"
-    assert issuer.revoke(registered.reference, reason="issued in error")["status"] == "revoked"
-    assert issuer.revoke(registered.reference)["status"] == "revoked"  # a no-op
+    assert issuer.revoke(registered.reference, reason="issued in error").status == "revoked"
+    assert issuer.revoke(registered.reference).status == "revoked"  # a no-op
     a, b = live.proxy.requests_to(path)
     assert a.prefix == "/issuer" and a.method == "POST"
     assert a.body == {"reason": "issued in error"}
     assert b.body == {}
     assert {t["scope"] for t in token_requests(live)} == {"service:issuer"}
-    assert verifier.verify_payload(registered.payload)["verified"] is False
+    assert verifier.verify_payload(registered.payload).verified is False
 
 
 def test_revoke_quotes_the_reference_into_one_path_segment(live: Live, issuer: ApiClient) -> None:
@@ -150,19 +150,19 @@ def test_admin_calls_change_the_service(live: Live, make_client: Maker, register
     admin = make_client("admin")
     created = admin.admin_create_issuer("Acme Payroll")
     desk = admin.admin_create_verifier("Bank Desk")
-    rotated = admin.admin_rotate_key(created["issuer_id"])
-    assert rotated["key_version"] != created["key_version"]
-    assert admin.admin_retire_key(created["key_version"])["status"] == "retired"
-    pairing = admin.admin_pair_verifier(desk["client_id"])
-    assert pairing["client_id"] == desk["client_id"] and pairing["pairing_code"]
-    assert admin.admin_disable_client(desk["client_id"])["disabled"] is True
+    rotated = admin.admin_rotate_key(created.issuer_id)
+    assert rotated.key_version != created.key_version
+    assert admin.admin_retire_key(created.key_version).status == "retired"
+    pairing = admin.admin_pair_verifier(desk.client_id)
+    assert pairing.client_id == desk.client_id and pairing.pairing_code
+    assert admin.admin_disable_client(desk.client_id).disabled is True
     overview = admin.admin_list()
-    assert "Acme Payroll" in [i["name"] for i in overview["issuers"]]
-    assert "Bank Desk" in [v["name"] for v in overview["verifiers"]]
-    states = {k["key_version"]: k["state"] for k in overview["keys"]}
-    assert states[created["key_version"]] == "retired"
+    assert "Acme Payroll" in [i.name for i in overview.issuers]
+    assert "Bank Desk" in [v.name for v in overview.verifiers]
+    states = {k.key_version: k.state for k in overview.keys}
+    assert states[created.key_version] == "retired"
     with pytest.raises(Unauthorized):  # the disabled desk gets no token any more
-        make_client(client_id=desk["client_id"], secret=desk["client_secret"]).verify_payload(
+        make_client(client_id=desk.client_id, secret=desk.client_secret).verify_payload(
             registered.payload
         )
     admin_tokens = [t for t in token_requests(live) if t["scope"] == "service:admin"]

@@ -174,10 +174,10 @@ def test_self_managed_badge_preview_save_and_stamp(
     assert reading.payloads and not reading.disagreement
     for payload in reading.payloads:
         verified = demo_context.verifier.verify_payload(payload)
-        assert verified["verified"] is True
-        assert verified["employee"]["employee_name"] == "Casey Sampleton"
-        assert verified["employee"]["address"] == "1 Example Street, Exampleton NSW 2000"
-        assert verified["payslip"]["payslip_non_pii"] == record["payslip_non_pii"]
+        assert verified.verified is True
+        assert verified.employee.employee_name == "Casey Sampleton"
+        assert verified.employee.address == "1 Example Street, Exampleton NSW 2000"
+        assert verified.payslip.payslip_non_pii == record["payslip_non_pii"]
 
     with qtbot.waitSignal(screen.single.failed, timeout=10000):
         screen.single.stamp_pdf(source, tmp_path / "x.pdf", 9, "top-right")
@@ -200,8 +200,8 @@ def test_service_managed_badge(
     result = issued.args[0]
     assert result.managed_by == "service"
     verified = demo_context.verifier.verify_payload(result.payload)
-    assert verified["employee"]["ird_number"] == "123-456-789"
-    assert verified["payslip"]["payslip_non_pii"]["gross"] == "3200.00"
+    assert verified.employee.ird_number == "123-456-789"
+    assert verified.payslip.payslip_non_pii["gross"] == "3200.00"
     shoot(screen, screenshot_dir, "issue-service-managed")
 
 
@@ -233,7 +233,7 @@ def test_typed_in_credentials_stay_out_of_settings(
         with qtbot.waitSignal(widget.single.issued, timeout=20000) as issued:
             widget.single.issue_button.click()
         verified = demo_context.verifier.verify_payload(issued.args[0].payload)
-        assert verified["verified"] is True
+        assert verified.verified is True
         settings_text = (config_dir / "settings.json").read_text()
         assert info["client_id"] in settings_text
         assert info["client_secret"] not in settings_text
@@ -371,8 +371,8 @@ def test_issue_one_payslip_in_plain_words(
     with qtbot.waitSignal(single.issued, timeout=20000) as issued:
         single.issue_button.click()
     verified = demo_context.verifier.verify_payload(issued.args[0].payload)
-    assert verified["verified"] is True
-    assert verified["employee"]["employee_name"] == "Casey Sampleton"
+    assert verified.verified is True
+    assert verified.employee.employee_name == "Casey Sampleton"
     assert not single.pii_form.has_input()
     shoot(screen, screenshot_dir, "issue-registered")
     for term in DEVELOPER_TERMS:
@@ -412,7 +412,7 @@ def test_issuer_saved_from_admin_is_shown_by_name_without_pasting(
         demo_context.secrets,
         demo_context.service_url,
         "Harbour Payroll",
-        made,
+        made.wire(),
     )
     context = dataclasses.replace(demo_context, issuer=None, issuer_info={})
     tasks = TaskRunner()
@@ -423,7 +423,7 @@ def test_issuer_saved_from_admin_is_shown_by_name_without_pasting(
         panel = widget.issuer_panel
         assert "Harbour Payroll" in panel.summary.text()
         assert not panel.details.isVisibleTo(widget)
-        assert made["client_secret"] not in visible_words(widget)
+        assert made.client_secret not in visible_words(widget)
         shoot(widget, screenshot_dir, "issue-saved-issuer")
         _, record, _ = sample_records()[1]
         widget.single.set_schema("nz.payslip.v2")
@@ -431,8 +431,8 @@ def test_issuer_saved_from_admin_is_shown_by_name_without_pasting(
         with qtbot.waitSignal(widget.single.issued, timeout=20000) as issued:
             widget.single.issue_button.click()
         verified = demo_context.verifier.verify_payload(issued.args[0].payload)
-        assert verified["verified"] is True
-        assert verified["payslip"]["issuer"]["name"] == "Harbour Payroll"
+        assert verified.verified is True
+        assert verified.payslip.issuer.name == "Harbour Payroll"
     finally:
         tasks.wait()
         widget.shutdown()
@@ -568,7 +568,7 @@ def test_stop_leaves_a_run_that_resumes_without_registering_twice(
     screenshot_dir: Path,
 ) -> None:
     assert demo_context.admin is not None
-    before = demo_context.admin.admin_list()["record_count"]
+    before = demo_context.admin.admin_list().record_count
     tab = screen.payrun
     screen.tabs.setCurrentIndex(1)
     tab.batch_size = 40
@@ -598,6 +598,6 @@ def test_stop_leaves_a_run_that_resumes_without_registering_twice(
     summary = finished.args[0]
     assert isinstance(summary, RunSummary), summary
     assert summary.resumed and summary.progress.rows == 200
-    assert demo_context.admin.admin_list()["record_count"] == before + 200  # none twice
+    assert demo_context.admin.admin_list().record_count == before + 200  # none twice
     lines = (out / "results.csv").read_text().splitlines()
     assert len(lines) == 201

@@ -276,11 +276,11 @@ def test_round_trip_for_every_schema_and_pii_format(live: LiveService) -> None: 
                 ):
                     assert barcode is not None
                     result = verifier.verify_payload(barcode)
-                    assert result["verified"] is True
-                    assert result["employee"] == {k: v for k, v in fields.items() if v}
-                    assert result["payslip"]["schema"] == schema
-                    assert result["payslip"]["payslip_non_pii"] == template["payslip_non_pii"]
-                    assert result["payslip"]["issued_at"] == template["issued_at"]
+                    assert result.verified is True
+                    assert result.employee.wire() == {k: v for k, v in fields.items() if v}
+                    assert result.payslip.schema_id == schema
+                    assert result.payslip.payslip_non_pii == template["payslip_non_pii"]
+                    assert result.payslip.issued_at == template["issued_at"]
 
 
 def test_issue_helpers_and_badges_are_identical_both_ways(live: LiveService) -> None:  # noqa: F811
@@ -300,7 +300,7 @@ def test_issue_helpers_and_badges_are_identical_both_ways(live: LiveService) -> 
             SCHEMAS["nz.payslip.v2"]["payslip_non_pii"],
             nz2_text(**PII_FIELDS["NZ2"]),
         )
-        assert verifier.verify_payload(theirs.payload)["employee"]["ird_number"] == "123-456-789"
+        assert verifier.verify_payload(theirs.payload).employee.ird_number == "123-456-789"
 
         # Same record and ciphertext: the service's badge and ours, pixel for pixel.
         sealed = seal(text, key.encryption_key)
@@ -312,20 +312,18 @@ def test_issue_helpers_and_badges_are_identical_both_ways(live: LiveService) -> 
             key_version=key.key_version,
         )
         answer = issuer.register_and_build_barcode(body)
-        service_png = base64.b64decode(answer["barcode"]["data"])
+        service_png = base64.b64decode(answer.barcode.data)
         local_png = render_badge_png(
-            sealed.scan_url(config.scan_base, answer["service_reference"]), 720
+            sealed.scan_url(config.scan_base, answer.service_reference), 720
         )
         a = Image.open(io.BytesIO(service_png)).convert("RGB")
         b = Image.open(io.BytesIO(local_png)).convert("RGB")
         assert a.size == b.size and a.width == 720
         assert ImageChops.difference(a, b).getbbox() is None
         verified = verifier.verify_payload(
-            SealedPii(sealed.ciphertext, sealed.iv, sealed.tag).payload_v2(
-                answer["service_reference"]
-            )
+            SealedPii(sealed.ciphertext, sealed.iv, sealed.tag).payload_v2(answer.service_reference)
         )
-        assert verified["employee"]["employee_name"] == MARKER_NAME
+        assert verified.employee.employee_name == MARKER_NAME
 
 
 def test_stamped_pdf_from_a_registration_verifies(
@@ -349,4 +347,4 @@ def test_stamped_pdf_from_a_registration_verifies(
         assert reading.payloads and not reading.disagreement
         for payload in reading.payloads:
             result = verifier.verify_payload(payload)
-            assert result["verified"] and result["service_reference"] == issued.service_reference
+            assert result.verified and result.service_reference == issued.service_reference

@@ -12,6 +12,7 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
+from app.ui.admin_overview import NO_OVERVIEW
 from app.ui.admin_screen import AdminScreen
 from app.ui.pair_dialog import PairDialog
 from app.ui.tasks import TaskRunner
@@ -33,7 +34,7 @@ def test_pair_button_shows_a_one_time_qr_for_the_selected_front_desk(
     screen = AdminScreen(demo_context, tasks)
     screen.show_dialogs = False
     qtbot.addWidget(screen)
-    qtbot.waitUntil(lambda: screen.overview != {}, timeout=10000)
+    qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
     screen.tabs.setCurrentIndex(1)
     screen.verifiers.selectRow(0)
     desk_name = screen.verifiers.item(0, 0).text()
@@ -49,14 +50,14 @@ def test_pair_button_shows_a_one_time_qr_for_the_selected_front_desk(
     offer = dialog.offer
     assert offer is not None
     url = demo_context.service_url
-    assert offer["pair_url"].startswith(f"{url}/v/pair#")
+    assert offer.pair_url.startswith(f"{url}/v/pair#")
     assert "Expires in 9:5" in dialog.expiry.text() or "Expires in 10:00" in dialog.expiry.text()
     assert "only reachable on this computer" in dialog.status.text()  # the demo is loopback
     shoot(dialog, screenshot_dir, "pair-dialog", ((720, 760),))
 
     # What a phone camera reads off the screen is the link, and it works exactly once.
-    assert decode(dialog.grab().toImage()) == [offer["pair_url"]]
-    code = offer["pair_url"].split("#", 1)[1]
+    assert decode(dialog.grab().toImage()) == [offer.pair_url]
+    code = offer.pair_url.split("#", 1)[1]
     first = httpx.post(f"{url}/v1/pairings/redeem", json={"pairing_code": code}, timeout=10)
     assert first.status_code == 200, first.text
     again = httpx.post(f"{url}/v1/pairings/redeem", json={"pairing_code": code}, timeout=10)

@@ -24,6 +24,7 @@ from app.issuer import IssuerKey, PayRun, RunInterrupted, RunSettings
 from app.issuer.journal import JOURNAL_NAME, JournalError, RunJournal
 from app.issuer.payrun import PayrunFileError, PayrunRow, RowProblem, read_payrun, read_text_rows
 from service.protocol.barcode_text import parse_barcode
+from service.protocol.schemas import BatchResultItem
 from tests.factories import blank_pdf
 from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
 
@@ -256,8 +257,8 @@ def test_good_rows_go_through_and_bad_rows_are_listed(
     with verifier_client(live) as verifier:
         reading = read_input(str(out / rows["4"]["badge"]))
         result = verifier.verify_payload(reading.payloads[0])
-        assert result["employee"]["employee_name"] == "Person Number4"
-        assert result["service_reference"] == rows["4"]["service_reference"]
+        assert result.employee.employee_name == "Person Number4"
+        assert result.service_reference == rows["4"]["service_reference"]
     # Running the finished run again into the same folder would issue every payslip twice.
     with pytest.raises(JournalError, match="already holds a finished pay run"):
         run(live, source, out, batch_size=2)
@@ -272,7 +273,7 @@ class LosingClient:
         self.lose = lose
         self.calls = 0
 
-    def register_batch(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def register_batch(self, records: Sequence[dict[str, Any]]) -> list[BatchResultItem]:
         self.calls += 1
         answer = self.real.register_batch(records)
         if self.calls == self.lose:
@@ -410,7 +411,7 @@ def test_stamped_pdfs_per_employee_verify(
             assert reading.payloads and not reading.disagreement
             for payload in reading.payloads:
                 assert parse_barcode(payload).service_reference == row["service_reference"]
-                assert verifier.verify_payload(payload)["verified"] is True
+                assert verifier.verify_payload(payload).verified is True
 
 
 def test_an_unusable_output_folder_is_a_clear_message(
@@ -518,8 +519,8 @@ def test_cli_killed_mid_run_resumes_exactly_once(
         for row in rows[::250]:  # a sample decoded from the badge images themselves
             reading = read_input(str(out / row["badge"]))
             result = verifier.verify_payload(reading.payloads[0])
-            assert result["verified"] and result["service_reference"] == row["service_reference"]
-            assert result["employee"]["employee_name"] == f"Person Number{int(row['row'])}"
+            assert result.verified and result.service_reference == row["service_reference"]
+            assert result.employee.employee_name == f"Person Number{int(row['row'])}"
     print(f"resumed run: {time.monotonic() - started:.1f} s")
 
 
@@ -607,6 +608,6 @@ def test_progress_is_determinate_in_every_phase_and_workers_draw_the_badges(
             badge = (out / by_row[row]["badge"]).read_bytes()
             scan_url = read_input(str(out / by_row[row]["badge"])).payloads[0]
             assert badge == render_badge_png(scan_url, 720)
-            assert verifier.verify_payload(scan_url)["verified"] is True
+            assert verifier.verify_payload(scan_url).verified is True
     assert by_row["150"]["pdf"] == "pdfs/000150_EMP00150.pdf"
     assert record_count(live) == 299

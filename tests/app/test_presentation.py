@@ -18,6 +18,7 @@ from app.presentation import (
 )
 from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE, meaning_of
 from service.protocol.errors import ErrorCode
+from service.protocol.schemas import EmployeePii, VerificationResult
 
 
 @pytest.mark.parametrize(
@@ -49,16 +50,24 @@ def test_bank_accounts_show_only_the_last_three_digits() -> None:
 
 
 def test_employee_block_masks_unless_revealed() -> None:
-    employee = {"employee_name": "Alex Example", "account_number": "12345678"}
+    employee = EmployeePii(employee_name="Alex Example", account_number="12345678")
     assert ("Account", "•••••678") in employee_lines(employee, reveal=False)
     assert ("Account", "12345678") in employee_lines(employee, reveal=True)
     assert ("Employee", "Alex Example") in employee_lines(employee, reveal=False)
 
 
 def test_summary_and_lines_of_a_v1_payslip() -> None:
-    result = {
+    data = {
+        "verified": True,
+        "service_reference": "A" * 22,
+        "decrypted_at": "2026-11-21T10:00:00Z",
+        "employee": {},
         "payslip": {
-            "issuer": {"name": "Demo Payroll"},
+            "schema": "au.payslip.v1",
+            "issued_at": "2026-11-13T09:00:00Z",
+            "status": "active",
+            "registered_at": "2026-11-13T09:00:01Z",
+            "issuer": {"issuer_id": "i-1", "name": "Demo Payroll"},
             "payslip_non_pii": {
                 "period_start": "2026-10-30",
                 "period_end": "2026-11-12",
@@ -71,13 +80,14 @@ def test_summary_and_lines_of_a_v1_payslip() -> None:
                     {"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800}
                 ],
             },
-        }
+        },
     }
+    result = VerificationResult.model_validate(data)
     lines = dict(summary_lines(result))
     assert lines["Issuer"] == "Demo Payroll"
     assert lines["Net pay"] == "$3,064.15 AUD"
     assert lines["Pay period"] == "30 Oct 2026 – 12 Nov 2026"
-    rows = line_items(result["payslip"]["payslip_non_pii"])  # type: ignore[index]
+    rows = line_items(result.payslip.payslip_non_pii)
     assert rows == [("Earnings", "Ordinary", "76 × $48.00 AUD", "$3,648.00 AUD")]
 
 
@@ -139,16 +149,14 @@ def test_the_three_verdicts_mean_one_thing_each() -> None:
 
 
 def test_ird_numbers_are_masked_like_accounts_and_abns_are_grouped() -> None:
-    employee = {
-        "employee_name": "Sam Sample",
-        "ird_number": "123-456-789",
-        "employer_identity": "51824753556",
-    }
+    employee = EmployeePii(
+        employee_name="Sam Sample", ird_number="123-456-789", employer_identity="51824753556"
+    )
     lines = employee_lines(employee, reveal=False)
     assert ("IRD number", "•••-•••-789") in lines
     assert ("Employer ABN", "51 824 753 556") in lines
     assert ("IRD number", "123-456-789") in employee_lines(employee, reveal=True)
-    named = employee_lines({"employer_identity": "Acme Stores Pty Ltd"}, reveal=False)
+    named = employee_lines(EmployeePii(employer_identity="Acme Stores Pty Ltd"), reveal=False)
     assert named == [("Employer", "Acme Stores Pty Ltd")]
     assert format_abn("51 824 753 556") == "51 824 753 556"
     assert format_abn("5182475355") is None and format_abn("ABC51824753556") is None

@@ -193,7 +193,7 @@ def test_a_postgresql_dump_holds_no_marker_pii(
         own = issue_self_managed(issuer_client, key, url, "nz.payslip.v2", NZ_V2, pii)
         built = issue_service_managed(issuer_client, key, "nz.payslip.v2", NZ_V2, pii)
         for payload in (own.payload, built.payload):
-            assert verifier_client.verify_payload(payload)["verified"] is True
+            assert verifier_client.verify_payload(payload).verified is True
         issuer_client.close()
         verifier_client.close()
     finally:

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel, QPushButton
 from app.presentation import error_message, timestamp
 from app.ui.result_card import SLOW_TEXT, ResultCard
 from app.verify_flow import Attempt, Outcome
+from service.protocol.schemas import VerificationResult
 
 pytestmark = pytest.mark.gui
 
@@ -56,8 +57,13 @@ RESULT: dict[str, Any] = {
 }
 
 
+def answer(data: dict[str, Any]) -> VerificationResult:
+    """A verification result as the API client hands it over."""
+    return VerificationResult.model_validate(copy.deepcopy(data))
+
+
 def verified() -> Outcome:
-    return Outcome("VERIFIED", [Attempt(result=copy.deepcopy(RESULT))])
+    return Outcome("VERIFIED", [Attempt(result=answer(RESULT))])
 
 
 @pytest.fixture
@@ -139,7 +145,7 @@ def test_revoked_is_not_verified_without_any_payslip_data(
     result = copy.deepcopy(RESULT)
     result["verified"] = False
     result["payslip"]["status"] = "revoked"
-    card.show_outcome(Outcome("REVOKED", [Attempt(result=result)]))
+    card.show_outcome(Outcome("REVOKED", [Attempt(result=answer(result))]))
     texts = card.visible_texts()
     assert "NOT VERIFIED" in texts and "Do not accept this payslip." in texts
     assert "Demo Payroll Pty Ltd" in texts  # the issuer, when known
@@ -195,7 +201,7 @@ def test_disagreeing_pdf_says_why_and_shows_neither_payslip(
     other["payslip"]["payslip_non_pii"]["net_cents"] = 999999
     outcome = Outcome(
         "CONFLICTING_CODES",
-        [Attempt(result=copy.deepcopy(RESULT)), Attempt(result=other)],
+        [Attempt(result=answer(RESULT)), Attempt(result=answer(other))],
         disagreement=True,
     )
     card.show_outcome(outcome)
@@ -216,7 +222,7 @@ def test_disagreement_with_one_side_failing(card: ResultCard) -> None:
     outcome = Outcome(
         "CONFLICTING_CODES",
         [
-            Attempt(result=copy.deepcopy(RESULT)),
+            Attempt(result=answer(RESULT)),
             Attempt(code="SERVICE_REFERENCE_NOT_FOUND", request_id="req-7"),
         ],
         disagreement=True,
@@ -232,7 +238,7 @@ def test_disagreement_with_one_side_failing(card: ResultCard) -> None:
 def test_issuer_text_is_never_markup(card: ResultCard) -> None:
     result = copy.deepcopy(RESULT)
     result["payslip"]["issuer"]["name"] = "<b>Evil</b> <a href='x'>Payroll</a>"
-    card.show_outcome(Outcome("VERIFIED", [Attempt(result=result)]))
+    card.show_outcome(Outcome("VERIFIED", [Attempt(result=answer(result))]))
     label = next(lab for lab in card.findChildren(QLabel) if lab.text().startswith("<b>Evil"))
     from PySide6.QtCore import Qt
 

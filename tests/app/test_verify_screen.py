@@ -44,6 +44,7 @@ from service.demo import DemoSample
 from service.protocol.badge import render_badge_png
 from service.protocol.barcode_text import build_payload_v2, parse_barcode
 from service.protocol.pdf_stamp import stamp_badge
+from service.protocol.schemas import VerificationResult
 
 pytestmark = pytest.mark.gui
 
@@ -132,7 +133,7 @@ class FakeVerifier:
     def __init__(self, code: str) -> None:
         self.code = code
 
-    def verify_payload(self, barcode: str) -> dict[str, Any]:
+    def verify_payload(self, barcode: str) -> VerificationResult:
         raise ApiError(self.code, 500, "synthetic", request_id="req-test-1")
 
     def close(self) -> None:
@@ -804,8 +805,8 @@ def desk_client(url: str) -> ApiClient:
 def employee_strings(result_like: DemoSample, context: AppContext) -> list[str]:
     """Everything personal or financial the service returns for this sample."""
     result = context.verifier.verify_payload(result_like.payload)
-    values = [str(v) for v in (result.get("employee") or {}).values()]
-    non_pii = result["payslip"]["payslip_non_pii"]
+    values = [value for _, value in result.employee.fields()]
+    non_pii = result.payslip.payslip_non_pii
     currency = str(non_pii.get("currency", ""))
     for key in ("net", "gross", "paye", "paygw", "ytd_gross"):
         amount = amount_of(non_pii, key, currency)

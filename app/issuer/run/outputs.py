@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.issuer.journal import RunJournal
 from app.issuer.output import OutputError
@@ -28,6 +27,7 @@ from app.issuer.run.results import RecordResult, RunSettings
 from app.issuer.sealing import build_payload_v2, build_scan_url_v2
 from app.issuer.workers import OutputDone, OutputJob, OutputPool, make_durable
 from app.issuer.workers import Pending as PendingJobs
+from service.protocol.schemas import BatchResultItem
 
 __all__ = ["BatchOutputs", "Window"]
 
@@ -80,7 +80,7 @@ class BatchOutputs:
         self._pool.close()
 
     def start(
-        self, number: int, batch: list[Entry], answers: list[dict[str, Any]], window: Window
+        self, number: int, batch: list[Entry], answers: list[BatchResultItem], window: Window
     ) -> None:
         """Queue the badges (and PDFs) of a registered batch's created and duplicate records;
         the refused ones get their `error` result now. Call `settle` first."""
@@ -90,7 +90,7 @@ class BatchOutputs:
         results: dict[int, RecordResult] = {}
         jobs: list[tuple[Entry, str, OutputJob]] = []
         for entry, answer in zip(batch, answers, strict=True):
-            status = str(answer.get("status", "error"))
+            status = answer.status
             if status in ("created", "duplicate"):
                 badge = f"badges/{entry.stem}.png"
                 pdf_out = f"pdfs/{entry.stem}.pdf" if entry.pdf else None
@@ -108,8 +108,8 @@ class BatchOutputs:
                 )
                 jobs.append((entry, status, job))
             else:
-                code = str(answer.get("code") or "ERROR")
-                detail = str(answer.get("detail") or "")
+                code = str(answer.code or "ERROR")
+                detail = answer.detail or ""
                 reason = _REASONS.get(code) or (
                     f"the service refused it: {detail}" if detail else "the service refused it"
                 )

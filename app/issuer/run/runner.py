@@ -70,6 +70,7 @@ from app.issuer.run.results import (
 from app.issuer.run.rows import PayrunRow, RowProblem
 from app.issuer.run.source import count_rows, read_payrun
 from app.issuer.workers import remove_stale_temporaries
+from service.protocol.schemas import BatchResultItem
 
 __all__ = ["REPORT_EVERY", "PayRun"]
 
@@ -274,7 +275,7 @@ class PayRun:
         except BaseException:
             self._settle_quietly(journal, writer)
             raise
-        refused = sum(str(a.get("status")) not in ("created", "duplicate") for a in answers)
+        refused = sum(a.status not in ("created", "duplicate") for a in answers)
         with self._counts:
             self.progress.batches += 1
             self.progress.answered += len(batch)
@@ -285,7 +286,7 @@ class PayRun:
         self._outputs.start(number, batch, answers, window)
         self._report()
 
-    def _register(self, batch: list[Entry]) -> list[dict[str, Any]]:
+    def _register(self, batch: list[Entry]) -> list[BatchResultItem]:
         try:
             return self.client.register_batch([e.body for e in batch])
         except (Unauthorized, Forbidden) as exc:
