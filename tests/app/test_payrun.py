@@ -374,14 +374,20 @@ def test_a_changed_row_is_not_silently_replaced(
     assert record_count(live) == 4
 
 
+def pdf_folder(tmp_path: Path, files: dict[str, bytes]) -> Path:
+    """The folder of payslip PDFs a run stamps (`--pdf-dir`), holding `files`."""
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    for name, content in files.items():
+        (folder / name).write_bytes(content)
+    return folder
+
+
 def test_stamped_pdfs_per_employee_verify(
     live: LiveService,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    pdfs = tmp_path / "pdfs"
-    pdfs.mkdir()
-    (pdfs / "EMP00001.pdf").write_bytes(blank_pdf())
-    (pdfs / "EMP00002.pdf").write_bytes(blank_pdf(2))
+    pdfs = pdf_folder(tmp_path, {"EMP00001.pdf": blank_pdf(), "EMP00002.pdf": blank_pdf(2)})
     (pdfs / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
     header = HEADER + ",pdf,pdf_page,pdf_corner"
     source = tmp_path / "run.csv"
@@ -552,10 +558,7 @@ def test_progress_is_determinate_in_every_phase_and_workers_draw_the_badges(
     from app.issuer import render_badge_png
     from app.issuer.runner import PHASES, Progress
 
-    pdfs = tmp_path / "pdfs"
-    pdfs.mkdir()
-    for i in (3, 150, 260):
-        (pdfs / f"EMP{i:05d}.pdf").write_bytes(blank_pdf())
+    pdfs = pdf_folder(tmp_path, {f"EMP{i:05d}.pdf": blank_pdf() for i in (3, 150, 260)})
     rows = [good_row(i) for i in range(1, 301)]
     rows[9] = good_row(10).replace("2026-11-12", "2026-02-30")  # one row fails its checks
     source = write_csv(tmp_path / "run.csv", rows)

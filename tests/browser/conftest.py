@@ -14,7 +14,7 @@ import base64
 import copy
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,10 +227,19 @@ class Phone:
         self.context.close()
 
 
+OpenPhone = Callable[..., Phone]
+"""`open_phone(viewport=PHONE)`: a new phone (browser context), closed after the test."""
+
+
 @pytest.fixture
-def phones(browser: Any) -> Iterator[list[Phone]]:
-    """Open phones with `phones.append(Phone(browser))`; all are closed after the test."""
+def open_phone(browser: Any) -> Iterator[OpenPhone]:
     opened: list[Phone] = []
-    yield opened
+
+    def open_one(viewport: dict[str, int] = PHONE) -> Phone:
+        phone = Phone(browser, viewport)
+        opened.append(phone)
+        return phone
+
+    yield open_one
     for phone in opened:
         phone.close()

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.conftest import DEMO_EMPLOYEE, DESKTOP, Phone, PhoneService
+from tests.browser.conftest import DEMO_EMPLOYEE, DESKTOP, OpenPhone, Phone, PhoneService
 
 pytestmark = pytest.mark.slow
 
@@ -34,11 +34,10 @@ def assert_no_url_carried(service: PhoneService, phone: Phone, secret: str) -> N
 
 
 def test_phone_verifies_a_fresh_badge(
-    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+    phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
 ) -> None:
     badge = phone_service.issue_badge()
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
 
     started = time.monotonic()
     response = phone.open(badge.url)
@@ -99,13 +98,12 @@ def test_phone_verifies_a_fresh_badge(
 
 
 def test_layout_fits_small_phones_and_desktops(
-    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+    phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
 ) -> None:
     """Mobile first: nothing wider than a 360 px screen; the verdict fills the first screen."""
     badge = phone_service.issue_badge()
     for size, name in (({"width": 360, "height": 640}, "small"), (DESKTOP, "desktop")):
-        screen = Phone(browser, size)
-        phones.append(screen)
+        screen = open_phone(size)
         screen.open(badge.url)
         overflow = "() => document.documentElement.scrollWidth - window.innerWidth"
         assert screen.page.evaluate(overflow) <= 0
@@ -123,11 +121,10 @@ def test_layout_fits_small_phones_and_desktops(
 
 
 def test_idle_result_clears_after_60_seconds(
-    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+    phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
 ) -> None:
     badge = phone_service.issue_badge()
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
     phone.page.clock.install()
     phone.open(badge.url)
     phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
@@ -146,12 +143,11 @@ def test_idle_result_clears_after_60_seconds(
 
 
 def test_revoked_badge_is_not_verified_and_shows_no_employee_data(
-    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+    phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
 ) -> None:
     badge = phone_service.issue_badge()
     phone_service.revoke(badge.reference)
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
     phone.open(badge.url)
     phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
     assert phone.verdict() == "NOT VERIFIED"
@@ -165,13 +161,12 @@ def test_revoked_badge_is_not_verified_and_shows_no_employee_data(
 
 
 def test_tampered_badge_is_not_verified(
-    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+    phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
 ) -> None:
     badge = phone_service.issue_badge()
     head, tail = badge.url.split("#2.", 1)
     flipped = ("B" if tail[5] != "B" else "C").join((tail[:5], tail[6:]))
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
     phone.open(f"{head}#2.{flipped}")
     phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
     assert phone.verdict() == "NOT VERIFIED"
@@ -185,13 +180,11 @@ def test_tampered_badge_is_not_verified(
 def test_service_gone_gives_cannot_verify_within_5_seconds(
     outage: str,
     phone_service: PhoneService,
-    browser: Any,
-    phones: list[Phone],
+    open_phone: OpenPhone,
     tmp_path: Path,
 ) -> None:
     badge = phone_service.issue_badge()
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
     phone.open(badge.url)
     port = int(phone_service.url.rsplit(":", 1)[1])
     phone_service.running.stop()
@@ -217,15 +210,14 @@ def test_service_gone_gives_cannot_verify_within_5_seconds(
 
 
 def test_signed_out_visitor_learns_nothing_about_the_record(
-    phone_service: PhoneService, browser: Any, phones: list[Phone]
+    phone_service: PhoneService, open_phone: OpenPhone
 ) -> None:
     revoked = phone_service.issue_badge()
     phone_service.revoke(revoked.reference)
     urls = (phone_service.issue_badge().url, revoked.url, revoked.url.replace("#2.", "#2.AB"))
     phone_service.seen.clear()
     for url in urls:
-        phone = Phone(browser)
-        phones.append(phone)
+        phone = open_phone()
         phone.open(url)
         phone.page.wait_for_timeout(300)
         text = phone.text()
@@ -243,7 +235,7 @@ def test_signed_out_visitor_learns_nothing_about_the_record(
 
 
 def test_pairing_link_signs_a_second_phone_in_until_disabled(
-    phone_service: PhoneService, browser: Any, phones: list[Phone], tmp_path: Path
+    phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
 ) -> None:
     offer = phone_service.admin(
         "POST", f"/admin/v1/clients/{phone_service.verifier['client_id']}/pairings"
@@ -253,14 +245,12 @@ def test_pairing_link_signs_a_second_phone_in_until_disabled(
     badge = phone_service.issue_badge()
 
     # A desk browser is signed in the ordinary way; the phone is a second, separate context.
-    desk = Phone(browser, DESKTOP)
-    phones.append(desk)
+    desk = open_phone(DESKTOP)
     desk.open(badge.url)
     desk.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
     assert desk.verdict() == "VERIFIED"
 
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
     started = time.monotonic()
     phone.open(offer["pair_url"])
     assert "#" not in phone.page.url  # the pairing secret left the address bar at once
@@ -285,8 +275,7 @@ def test_pairing_link_signs_a_second_phone_in_until_disabled(
     assert phone_clients[0]["client_id"] != phone_service.verifier["client_id"]
 
     # Single use: a third browser holding the same link gets nothing.
-    thief = Phone(browser)
-    phones.append(thief)
+    thief = open_phone()
     thief.open(offer["pair_url"])
     thief.page.click("#pair-button")
     thief.page.wait_for_selector("#pair-message:not([hidden])")
@@ -306,9 +295,7 @@ def test_pairing_link_signs_a_second_phone_in_until_disabled(
     assert_no_url_carried(phone_service, phone, badge.ciphertext_text)
 
 
-def test_every_scan_url_form_verifies(
-    phone_service: PhoneService, browser: Any, phones: list[Phone]
-) -> None:
+def test_every_scan_url_form_verifies(phone_service: PhoneService, open_phone: OpenPhone) -> None:
     """PROTOCOL §3: the payload in the fragment, the percent-encoded payload in the path (the
     older form, whose path the service keeps out of its log) and the `#1.` base64url fragment."""
     badge = phone_service.issue_badge()
@@ -317,8 +304,7 @@ def test_every_scan_url_form_verifies(
     payload = f"2|{badge.reference}|{badge.ciphertext_text}"
     b64 = base64.urlsafe_b64encode(ciphertext).decode("ascii").rstrip("=")
     base = phone_service.url
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
     phone.open(f"{base}/v")
     phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
     phone.page.wait_for_selector("#ready:not([hidden])")
@@ -339,7 +325,7 @@ def test_every_scan_url_form_verifies(
 
 
 def test_the_secret_is_kept_only_when_remember_is_ticked(
-    phone_service: PhoneService, browser: Any, phones: list[Phone]
+    phone_service: PhoneService, open_phone: OpenPhone
 ) -> None:
     client_id = phone_service.verifier["client_id"]
     secret = phone_service.verifier["client_secret"]
@@ -350,8 +336,7 @@ def test_the_secret_is_kept_only_when_remember_is_ticked(
         )
 
     # Not ticked: the token lives in this tab only; a new tab must sign in again.
-    phone = Phone(browser)
-    phones.append(phone)
+    phone = open_phone()
     phone.open(phone_service.issue_badge().url)
     phone.sign_in(client_id, secret)
     assert phone.verdict() == "VERIFIED"
@@ -362,8 +347,7 @@ def test_the_secret_is_kept_only_when_remember_is_ticked(
     assert secret not in stored(second_tab)
 
     # Ticked: the credential is in localStorage, so a new tab verifies straight away...
-    kept = Phone(browser)
-    phones.append(kept)
+    kept = open_phone()
     kept.open(phone_service.issue_badge().url)
     kept.sign_in(client_id, secret, remember=True)
     assert kept.verdict() == "VERIFIED"
