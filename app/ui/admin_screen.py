@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QTableWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -34,7 +33,7 @@ from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
 from app.ui.admin_overview import OverviewTabs, select_row, selected_text
 from app.ui.folders import last_folder, remember_folder
 from app.ui.pair_dialog import open_pair_dialog
-from app.ui.staff_style import label, plural, section, set_status, staff_screen
+from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from service.protocol.schemas import IssuerCreated, Overview, VerifierCreated
 
@@ -64,16 +63,11 @@ class AdminScreen(QWidget):
         self.auto_confirm = True
         """What a confirmation answers when dialogs are not shown (tests)."""
         self._busy = 0
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(24, 20, 24, 20)
-        layout.setSpacing(12)
-        layout.addWidget(label("Admin", "screenTitle"))
-        layout.addWidget(
-            label(
-                "Payroll providers who issue payslips, front desks that verify them, and the "
-                "keys that protect the employees' details.",
-                "screenSubtitle",
-            )
+        layout = titled_column(
+            self,
+            "Admin",
+            "Payroll providers who issue payslips, front desks that verify them, and the keys "
+            "that protect the employees' details.",
         )
 
         add, add_layout = section("Add")
@@ -298,11 +292,13 @@ class AdminScreen(QWidget):
         return value
 
     def _confirm_then(
-        self, question: tuple[str, str, str], work: Callable[[], Any], note: str
+        self, action: str, text: str, work: Callable[[ApiClient], Any], note: str
     ) -> None:
-        """Ask (title, text, action button); only a yes runs ``work``, then the overview reloads."""
-        if self._confirm(*question):
-            self._run(work, lambda _: self.refresh(), note)
+        """Ask (``action`` is the title and the yes button); only a yes runs ``work`` with the
+        admin client, then the overview reloads."""
+        admin = self.context.admin
+        if admin is not None and self._confirm(action, text, action):
+            self._run(lambda: work(admin), lambda _: self.refresh(), note)
 
     def _rotate(self) -> None:
         admin, issuer_id = self.context.admin, self._target(self.issuers, 1, "a payroll provider")
@@ -316,17 +312,16 @@ class AdminScreen(QWidget):
         )
 
     def _retire(self) -> None:
-        admin, key_version = self.context.admin, self._target(self.keys, 0, "a key")
-        if admin is None or key_version is None:
-            return
-        owner = selected_text(self.keys, 1) or ""
-        question = (
-            "Retire key",
-            f"Retire key {key_version} of {owner}?\n\nRetiring destroys this key: payslips "
-            "encrypted with it can never be verified again.",
-            "Retire key",
-        )
-        self._confirm_then(question, lambda: admin.admin_retire_key(key_version), "Retiring…")
+        key_version = self._target(self.keys, 0, "a key")
+        if key_version is not None:
+            self._confirm_then(
+                "Retire key",
+                f"Retire key {key_version} of {selected_text(self.keys, 1) or ''}?\n\n"
+                "Retiring destroys this key: payslips encrypted with it can never be verified "
+                "again.",
+                lambda admin: admin.admin_retire_key(key_version),
+                "Retiring…",
+            )
 
     def _own_ids(self) -> set[str]:
         clients = (self.context.admin, self.context.verifier, self.context.issuer)
@@ -350,8 +345,8 @@ class AdminScreen(QWidget):
         return None
 
     def _disable(self) -> None:
-        admin, client_id = self.context.admin, self._target(self.clients, 0, "a client")
-        if admin is None or client_id is None:
+        client_id = self._target(self.clients, 0, "a client")
+        if client_id is None:
             return
         refusal = self.refusal(client_id)
         if refusal is not None:
@@ -359,13 +354,13 @@ class AdminScreen(QWidget):
             self.failed.emit(refusal)
             return
         name = selected_text(self.clients, 2) or ""
-        question = (
+        self._confirm_then(
             "Disable client",
             f"Disable client {client_id} ({name})?\n\nIt stops working at once and cannot be "
             "turned back on.",
-            "Disable client",
+            lambda admin: admin.admin_disable_client(client_id),
+            "Disabling…",
         )
-        self._confirm_then(question, lambda: admin.admin_disable_client(client_id), "Disabling…")
 
     def select_row(self, table: QTableWidget, text: str, column: int = 0) -> bool:
         """Select the row whose `column` shows `text` (used by keyboard users' search and tests)."""

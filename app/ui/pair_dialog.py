@@ -22,14 +22,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.api_client import ApiClient
 from app.api_errors import ApiError
 from app.presentation import error_message
-from app.ui.staff_style import label, set_status, staff_screen
+from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from service.protocol.schemas import ClientSummary, Overview, PairingOffer
 
@@ -76,17 +75,13 @@ class PairDialog(QDialog):
         self.offer: PairingOffer | None = None
         self._expires: datetime | None = None
 
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(24, 20, 24, 20)
-        layout.setSpacing(10)
-        layout.addWidget(label("Pair a phone", "screenTitle"))
-        layout.addWidget(
-            label(
-                "The phone scans this code with its camera and opens the link. It can then "
-                "verify payslips in its browser, as this front desk, with nothing to install "
-                "and no secret to type.",
-                "screenSubtitle",
-            )
+        layout = titled_column(
+            self,
+            "Pair a phone",
+            "The phone scans this code with its camera and opens the link. It can then verify "
+            "payslips in its browser, as this front desk, with nothing to install and no secret "
+            "to type.",
+            spacing=10,
         )
         row = QHBoxLayout()
         row.addWidget(QLabel("Front desk:"))

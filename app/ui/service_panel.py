@@ -19,12 +19,11 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.context import AppContext
-from app.ui.staff_style import label, plural, section, set_status, staff_screen
+from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from service.config import default_data_dir
 from service.protocol.schemas import Overview
@@ -105,22 +104,16 @@ class ServicePanel(QWidget):
         self.healthy: bool | None = None
         self._checking = False
         self._started = time.monotonic()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(24, 20, 24, 20)
-        layout.setSpacing(12)
-        layout.addWidget(label("Service", "screenTitle"))
         running = context.service
-        layout.addWidget(
-            label(
-                "The verification service keeps the registered payslips and answers every "
-                "check. "
-                + (
-                    "It runs inside this app on this computer."
-                    if running is not None
-                    else "This desk uses a service that runs elsewhere."
-                ),
-                "screenSubtitle",
-            )
+        layout = titled_column(
+            self,
+            "Service",
+            "The verification service keeps the registered payslips and answers every check. "
+            + (
+                "It runs inside this app on this computer."
+                if running is not None
+                else "This desk uses a service that runs elsewhere."
+            ),
         )
         self.state = QLabel("Checking…")
         self.state.setObjectName("serviceState")
