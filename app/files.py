@@ -29,6 +29,7 @@ __all__ = [
     "check_writable",
     "explain",
     "fsync_dir",
+    "unreadable",
     "write_new_file",
 ]
 
@@ -54,6 +55,18 @@ def explain(exc: OSError, folder: Path) -> OutputError:
     else:
         text = f"cannot write in {folder} ({exc.strerror or type(exc).__name__})"
     return OutputError(exc.errno or 0, text)
+
+
+def unreadable(path: Path, exc: OSError) -> str:
+    """A plain message for an input file that cannot be opened or read: the pay-run file and
+    the files a desk verifies say the same thing, naming the file and never its content."""
+    if isinstance(exc, FileNotFoundError):
+        return f"{path.name} does not exist"
+    if isinstance(exc, IsADirectoryError):
+        return f"{path.name} is a folder, not a file"
+    if isinstance(exc, PermissionError):
+        return f"{path.name} cannot be read: permission denied"
+    return f"{path.name} cannot be read: {exc.strerror or 'I/O error'}"
 
 
 def fsync_dir(folder: Path) -> None:

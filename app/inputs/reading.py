@@ -27,6 +27,7 @@ import pypdfium2 as pdfium
 from PIL import Image
 from pypdf import PageObject, PasswordType, PdfReader, PdfWriter
 
+from app.files import unreadable
 from app.scan.decoders import Decoder, decoder_chain
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 from service.protocol.pdf_metadata import read_payload_metadata
@@ -119,14 +120,8 @@ def _read_bytes(path: Path) -> bytes:
         if size > MAX_INPUT_BYTES:
             raise InputError(f"{path.name} is too large ({size // (1024 * 1024)} MiB)")
         return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path.name} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{path.name} is a folder, not a file") from None
-    except PermissionError:
-        raise InputError(f"{path.name} cannot be read: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{path.name} cannot be read: {exc.strerror or 'I/O error'}") from None
+        raise InputError(unreadable(path, exc)) from None
 
 
 def read_image_file(path: str | os.PathLike[str], decoder: Decoder | None = None) -> list[str]:

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.files import unreadable
 from app.issuer.run.rows import (
     META_COLUMNS,
     PayrunFileError,
@@ -238,12 +239,8 @@ def read_payrun(
     file as a whole cannot be read; a bad row is a RowProblem and reading goes on."""
     try:
         handle: TextIO = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115
-    except FileNotFoundError:
-        raise PayrunFileError(f"{path.name} does not exist") from None
-    except IsADirectoryError:
-        raise PayrunFileError(f"{path.name} is a folder, not a file") from None
-    except PermissionError:
-        raise PayrunFileError(f"no permission to read {path.name}") from None
+    except OSError as exc:
+        raise PayrunFileError(unreadable(path, exc)) from None
     seen: dict[str, int] = {}
     with handle:
         try:
