@@ -16,7 +16,6 @@ import io
 import logging
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from app.ui.verify_screen import VerifyScreen
 from service.protocol.pii_text import build_pii_text
 from service.server import start
 from tests.app.test_payrun import issue_run_command
+from tests.commands import run_module
 from tests.factories import NZ_V2 as FACTORY_NZ_V2
 from tests.service.conftest import make_instance
 from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401
@@ -113,23 +113,12 @@ def test_marker_pii_never_lands_at_rest(
     # 3. `python -m app verify`, with its log in the log folder.
     assert demo_context.demo is not None
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PAYSLIP_LOG_DIR": str(log_dir)}
-    verified = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "verify",
-            own.payload,
-            "--json",
-            f"--service-url={url}",
-            f"--client-id={demo_context.demo.verifier.client_id}",
-            f"--client-secret={demo_context.demo.verifier.client_secret}",
-        ],
-        capture_output=True,
-        text=True,
+    verified = run_module(
+        "app",
+        *("verify", own.payload, "--json", f"--service-url={url}"),
+        f"--client-id={demo_context.demo.verifier.client_id}",
+        f"--client-secret={demo_context.demo.verifier.client_secret}",
         env=env,
-        cwd=ROOT,
-        timeout=120,
     )
     assert verified.returncode == 0, verified.stderr
     assert MARKERS["employee_name"] in verified.stdout and not _leaks(verified.stderr.encode())

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import segno
@@ -15,8 +14,7 @@ from app.context import AppContext
 from app.inputs.reading import read_input
 from service.protocol.barcode_text import build_scan_url_v1_fragment
 from service.protocol.encoding import base32_decode
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.commands import run_module
 
 
 def _v1_url(ctx: AppContext) -> tuple[str, str]:
@@ -29,23 +27,12 @@ def _v1_url(ctx: AppContext) -> tuple[str, str]:
 def _verify(ctx: AppContext, arg: str) -> subprocess.CompletedProcess[str]:
     assert ctx.demo is not None
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app",
-            "verify",
-            arg,
-            "--json",
-            f"--service-url={ctx.service_url}",
-            f"--client-id={ctx.demo.verifier.client_id}",
-            f"--client-secret={ctx.demo.verifier.client_secret}",
-        ],
-        capture_output=True,
-        text=True,
+    return run_module(
+        "app",
+        *("verify", arg, "--json", f"--service-url={ctx.service_url}"),
+        f"--client-id={ctx.demo.verifier.client_id}",
+        f"--client-secret={ctx.demo.verifier.client_secret}",
         env=env,
-        cwd=ROOT,
-        timeout=120,
     )
 
 
