@@ -70,6 +70,11 @@ def _clip(text: str | None) -> str | None:
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
 
 
+_BY_CODE: dict[str, type[ApiError]] = {}
+"""One class per wire code (every `ErrorCode`), and the client's own codes; filled by the
+classes themselves (`class X(ApiError, code=...)`), so a code and its class are named once."""
+
+
 class ApiError(Exception):
     """A call to the service failed; `code` says how (spec Errors table, or a client-side code).
 
@@ -77,7 +82,16 @@ class ApiError(Exception):
     `Retry-After` in seconds when it sent one, `request_id` the `X-Request-ID` to quote to support.
     """
 
-    default_code = "API_ERROR"
+    default_code: str = "API_ERROR"
+
+    def __init_subclass__(cls, code: str | None = None, also: tuple[str, ...] = ()) -> None:
+        """`code`: the wire code this class stands for (its default); `also`: more codes it
+        is raised for."""
+        super().__init_subclass__()
+        if code is not None:
+            cls.default_code = code
+            for each in (code, *also):
+                _BY_CODE[str(each)] = cls
 
     def __init__(
         self,
@@ -145,132 +159,79 @@ def _rebuild(
     return cls(code, status, message, field_errors, request_id, retry_after, reason=reason)
 
 
-class ValidationFailed(ApiError):
+class ValidationFailed(ApiError, code=ErrorCode.VALIDATION_FAILED):
     """The request failed strict validation; `field_errors[].path` names the fields at fault."""
 
-    default_code: str = ErrorCode.VALIDATION_FAILED
 
-
-class DecryptionFailed(ApiError):
+class DecryptionFailed(ApiError, code=ErrorCode.DECRYPTION_FAILED):
     """The barcode ciphertext could not be authenticated (tampered, truncated or foreign)."""
 
-    default_code: str = ErrorCode.DECRYPTION_FAILED
 
-
-class Unauthorized(ApiError):
+class Unauthorized(ApiError, code=ErrorCode.UNAUTHORIZED):
     """Credentials rejected: bad client id/secret, disabled client, or a token refused twice."""
 
-    default_code: str = ErrorCode.UNAUTHORIZED
 
-
-class Forbidden(ApiError):
+class Forbidden(ApiError, code=ErrorCode.FORBIDDEN):
     """Authenticated, but this client may not use the operation (wrong role, scope or audience)."""
 
-    default_code: str = ErrorCode.FORBIDDEN
 
-
-class NotFound(ApiError):
+class NotFound(ApiError, code=ErrorCode.SERVICE_REFERENCE_NOT_FOUND):
     """No record for the service reference (SERVICE_REFERENCE_NOT_FOUND)."""
 
-    default_code: str = ErrorCode.SERVICE_REFERENCE_NOT_FOUND
 
-
-class EndpointNotFound(ApiError):
+class EndpointNotFound(ApiError, code=ErrorCode.NOT_FOUND, also=(ErrorCode.METHOD_NOT_ALLOWED,)):
     """Unknown path or method (NOT_FOUND / METHOD_NOT_ALLOWED): a misconfigured base URL.
 
     Kept apart from `NotFound` so a wrong URL is never reported to a kiosk user as "no such
     payslip".
     """
 
-    default_code: str = ErrorCode.NOT_FOUND
 
-
-class Conflict(ApiError):
+class Conflict(ApiError, code=ErrorCode.CONFLICT):
     """The reference is already registered with different data; the first record is kept."""
 
-    default_code: str = ErrorCode.CONFLICT
 
-
-class IvReused(ApiError):
+class IvReused(ApiError, code=ErrorCode.IV_REUSED):
     """The IV was already used by this issuer: encrypt again with a fresh IV, then resend.
 
     Deliberately not a `Conflict` subclass: the remedy differs (re-encrypt vs. new reference).
     """
 
-    default_code: str = ErrorCode.IV_REUSED
 
-
-class PayloadTooLarge(ApiError):
+class PayloadTooLarge(ApiError, code=ErrorCode.PAYLOAD_TOO_LARGE):
     """The JSON body exceeds the route's size limit."""
 
-    default_code: str = ErrorCode.PAYLOAD_TOO_LARGE
 
-
-class UnsupportedMediaType(ApiError):
+class UnsupportedMediaType(ApiError, code=ErrorCode.UNSUPPORTED_MEDIA_TYPE):
     """The server refused the Content-Type (a client bug; this client always sends JSON)."""
 
-    default_code: str = ErrorCode.UNSUPPORTED_MEDIA_TYPE
 
-
-class KeyVersionUnavailable(ApiError):
+class KeyVersionUnavailable(ApiError, code=ErrorCode.KEY_VERSION_UNAVAILABLE):
     """No live decryption key for the record (the key version was retired or is unknown)."""
 
-    default_code: str = ErrorCode.KEY_VERSION_UNAVAILABLE
 
-
-class RateLimited(ApiError):
+class RateLimited(ApiError, code=ErrorCode.RATE_LIMITED):
     """Rate limit hit; nothing was processed. `retry_after` says how long to wait."""
 
-    default_code: str = ErrorCode.RATE_LIMITED
 
-
-class InternalError(ApiError):
+class InternalError(ApiError, code=ErrorCode.INTERNAL_ERROR):
     """The server failed unexpectedly (HTTP 500 or another unexplained 5xx)."""
 
-    default_code: str = ErrorCode.INTERNAL_ERROR
 
-
-class ServiceUnavailable(ApiError):
+class ServiceUnavailable(ApiError, code=ErrorCode.SERVICE_UNAVAILABLE):
     """A dependency or the batch capacity is unavailable (503/502/504); try again later."""
 
-    default_code: str = ErrorCode.SERVICE_UNAVAILABLE
 
-
-class ServiceUnreachable(ApiError):
+class ServiceUnreachable(ApiError, code="SERVICE_UNREACHABLE"):
     """No usable response: connection refused or dropped, timed out, or the call deadline ran out.
 
     For a non-idempotent call whose request may have been sent, the outcome is unknown.
     """
 
-    default_code = "SERVICE_UNREACHABLE"
 
-
-class InvalidResponse(ApiError):
+class InvalidResponse(ApiError, code="INVALID_RESPONSE"):
     """A success status with a body that is not the documented JSON (a proxy or a server bug)."""
 
-    default_code = "INVALID_RESPONSE"
-
-
-_BY_CODE: dict[str, type[ApiError]] = {
-    ErrorCode.VALIDATION_FAILED: ValidationFailed,
-    ErrorCode.DECRYPTION_FAILED: DecryptionFailed,
-    ErrorCode.UNAUTHORIZED: Unauthorized,
-    ErrorCode.FORBIDDEN: Forbidden,
-    ErrorCode.SERVICE_REFERENCE_NOT_FOUND: NotFound,
-    ErrorCode.NOT_FOUND: EndpointNotFound,
-    ErrorCode.METHOD_NOT_ALLOWED: EndpointNotFound,
-    ErrorCode.CONFLICT: Conflict,
-    ErrorCode.IV_REUSED: IvReused,
-    ErrorCode.PAYLOAD_TOO_LARGE: PayloadTooLarge,
-    ErrorCode.UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaType,
-    ErrorCode.KEY_VERSION_UNAVAILABLE: KeyVersionUnavailable,
-    ErrorCode.RATE_LIMITED: RateLimited,
-    ErrorCode.INTERNAL_ERROR: InternalError,
-    ErrorCode.SERVICE_UNAVAILABLE: ServiceUnavailable,
-    "SERVICE_UNREACHABLE": ServiceUnreachable,
-    "INVALID_RESPONSE": InvalidResponse,
-}
-"""One class per wire code (every `ErrorCode`), and the client's own codes."""
 
 _GENERIC: tuple[ErrorCode, ...] = (
     ErrorCode.VALIDATION_FAILED,

@@ -8,49 +8,8 @@
 The typed errors live in `app.api_errors` and are re-exported here, so callers import one name.
 """
 
+from app import api_errors as _errors
 from app.api.client import SCOPE_ADMIN, SCOPE_ISSUER, SCOPE_VERIFIER, ApiClient
-from app.api_errors import (
-    ApiError,
-    Conflict,
-    DecryptionFailed,
-    EndpointNotFound,
-    FieldError,
-    Forbidden,
-    InternalError,
-    InvalidResponse,
-    IvReused,
-    KeyVersionUnavailable,
-    NotFound,
-    PayloadTooLarge,
-    RateLimited,
-    ServiceUnavailable,
-    ServiceUnreachable,
-    Unauthorized,
-    UnsupportedMediaType,
-    ValidationFailed,
-)
+from app.api_errors import *  # noqa: F403 - the typed errors, as `app.api_errors.__all__` lists them
 
-__all__ = [
-    "SCOPE_ADMIN",
-    "SCOPE_ISSUER",
-    "SCOPE_VERIFIER",
-    "ApiClient",
-    "ApiError",
-    "Conflict",
-    "DecryptionFailed",
-    "EndpointNotFound",
-    "FieldError",
-    "Forbidden",
-    "InternalError",
-    "InvalidResponse",
-    "IvReused",
-    "KeyVersionUnavailable",
-    "NotFound",
-    "PayloadTooLarge",
-    "RateLimited",
-    "ServiceUnavailable",
-    "ServiceUnreachable",
-    "Unauthorized",
-    "UnsupportedMediaType",
-    "ValidationFailed",
-]
+__all__ = ["SCOPE_ADMIN", "SCOPE_ISSUER", "SCOPE_VERIFIER", "ApiClient", *_errors.__all__]
