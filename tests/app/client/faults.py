@@ -10,7 +10,8 @@ rendered by the service's own error code, an HTML 502 from a "proxy", a dropped 
 answer that only comes after the deadline, a response lost after the service acted, or a stale
 bearer token (the real service then answers the real 401).
 
-Test modules import the fixtures (`*_fixture`, registered under their short names).
+The fixtures (`*_fixture`, registered under their short names) reach the tests through this
+folder's conftest.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ApiClient against the real service behind a fault injector (tests/app/api_faults.py): tokens,
+"""ApiClient against the real service behind a fault injector (tests/app/client/faults.py): tokens,
 retries with backoff and Retry-After, registerAndBuildBarcode's no-resend rule, the deadline.
 
 Backoff is asserted on a fake clock whose `sleep` advances it (the suite does not wait out
@@ -29,7 +29,7 @@ from app.api_client import (
 )
 from app.context import verifier_client
 from service.config import RateLimits
-from tests.app.api_faults import (  # noqa: F401 - the *_fixture names are pytest fixtures
+from tests.app.client.faults import (
     BUILD,
     REGISTER,
     TOKEN,
@@ -39,17 +39,11 @@ from tests.app.api_faults import (  # noqa: F401 - the *_fixture names are pytes
     Live,
     Maker,
     closed_port,
-    fake_time_fixture,
-    issuer_fixture,
-    live_fixture,
-    make_client_fixture,
     raw,
     register_one,
-    registered_fixture,
     service_error,
     serving,
     token_requests,
-    verifier_fixture,
 )
 from tests.factories import Sealed, build_body
 

@@ -1,5 +1,5 @@
 """ApiClient operations against the real service behind a fault injector
-(tests/app/api_faults.py): idempotent registration, revocation, admin calls, the typed errors
+(tests/app/client/faults.py): idempotent registration, revocation, admin calls, the typed errors
 the service really sends, and no secret or personal data in errors and logs.
 """
 
@@ -35,7 +35,7 @@ from app.api_client import (
 )
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_encode, new_reference
-from tests.app.api_faults import (  # noqa: F401 - the *_fixture names are pytest fixtures
+from tests.app.client.faults import (
     BATCH,
     BUILD,
     REGISTER,
@@ -45,15 +45,9 @@ from tests.app.api_faults import (  # noqa: F401 - the *_fixture names are pytes
     Live,
     Maker,
     closed_port,
-    fake_time_fixture,
-    issuer_fixture,
-    live_fixture,
-    make_client_fixture,
     raw,
-    registered_fixture,
     service_error,
     token_requests,
-    verifier_fixture,
 )
 from tests.factories import Sealed, build_body
 
