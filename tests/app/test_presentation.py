@@ -19,6 +19,7 @@ from app.presentation import (
 from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE, meaning_of
 from service.protocol.errors import ErrorCode
 from service.protocol.schemas import EmployeePii, VerificationResult
+from tests.factories import AU_V1
 
 
 @pytest.mark.parametrize(
@@ -69,13 +70,7 @@ def test_summary_and_lines_of_a_v1_payslip() -> None:
             "registered_at": "2026-11-13T09:00:01Z",
             "issuer": {"issuer_id": "i-1", "name": "Demo Payroll"},
             "payslip_non_pii": {
-                "period_start": "2026-10-30",
-                "period_end": "2026-11-12",
-                "payment_date": "2026-11-13",
-                "currency": "AUD",
-                "gross_cents": 384615,
-                "paygw_cents": 78200,
-                "net_cents": 306415,
+                **AU_V1["payslip_non_pii"],
                 "earnings": [
                     {"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800}
                 ],

@@ -14,6 +14,7 @@ from app.presentation import error_message, timestamp
 from app.ui.result_card import SLOW_TEXT, ResultCard
 from app.verify_flow import Attempt, Outcome
 from service.protocol.schemas import VerificationResult
+from tests.factories import AU_V1
 
 pytestmark = pytest.mark.gui
 
@@ -21,18 +22,10 @@ RESULT: dict[str, Any] = {
     "verified": True,
     "service_reference": "kQffJ_u45KZ8_Mnxedo60A",
     "payslip": {
-        "schema": "au.payslip.v1",
-        "issued_at": "2026-11-13T09:00:00Z",
+        "schema": AU_V1["schema"],
+        "issued_at": AU_V1["issued_at"],
         "payslip_non_pii": {
-            "period_start": "2026-10-30",
-            "period_end": "2026-11-12",
-            "payment_date": "2026-11-13",
-            "currency": "AUD",
-            "gross_cents": 384615,
-            "paygw_cents": 78200,
-            "net_cents": 306415,
-            "ytd_gross_cents": 3461535,
-            "ytd_paygw_cents": 703800,
+            **AU_V1["payslip_non_pii"],
             "earnings": [
                 {"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800},
                 {"type": "allowance", "allowance_type": "laundry", "amount_cents": 19815},
