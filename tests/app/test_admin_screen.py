@@ -30,6 +30,17 @@ def _screen(qtbot: QtBot, context: AppContext) -> tuple[AdminScreen, TaskRunner]
     return screen, tasks
 
 
+def _panel(
+    qtbot: QtBot, context: AppContext, tasks: TaskRunner | None = None, healthy: bool = True
+) -> tuple[ServicePanel, TaskRunner]:
+    """The service panel on `context`, once its first health check found it `healthy` (or not)."""
+    tasks = tasks or TaskRunner()
+    panel = ServicePanel(context, tasks)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.healthy is healthy, timeout=15000)
+    return panel, tasks
+
+
 def test_overview_lists_the_demo_issuer_and_its_records(
     qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
 ) -> None:
@@ -118,10 +129,7 @@ def test_validation_errors_are_shown_in_plain_words(
 def test_service_panel_shows_a_running_embedded_service(
     qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
 ) -> None:
-    tasks = TaskRunner()
-    panel = ServicePanel(demo_context, tasks)
-    qtbot.addWidget(panel)
-    qtbot.waitUntil(lambda: panel.healthy is True, timeout=10000)
+    panel, tasks = _panel(qtbot, demo_context)
     assert "Running" in panel.state.text()
     assert panel.url_label.text() == demo_context.service_url
     qtbot.waitUntil(lambda: "registered payslips" in panel.counts_label.text(), timeout=10000)
@@ -140,11 +148,8 @@ def test_service_panel_shows_a_running_embedded_service(
 def test_service_panel_restarts_the_embedded_service(
     qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
 ) -> None:
-    tasks = TaskRunner()
-    panel = ServicePanel(demo_context, tasks)
-    qtbot.addWidget(panel)
+    panel, tasks = _panel(qtbot, demo_context)
     panel.timer.stop()
-    qtbot.waitUntil(lambda: panel.healthy is True, timeout=10000)
     before = demo_context.service
     url = demo_context.service_url
     assert panel.restart_button.isVisible() or panel.restart_button.isVisibleTo(panel)
@@ -174,10 +179,7 @@ def test_service_panel_says_when_the_service_does_not_answer(
         port = probe.getsockname()[1]
     settings = Settings(mode="remote", verifier_url=f"http://127.0.0.1:{port}", client_id="x")
     context = start_remote_context(settings, SecretStore(config_dir, use_keyring=False))
-    tasks = TaskRunner()
-    panel = ServicePanel(context, tasks)
-    qtbot.addWidget(panel)
-    qtbot.waitUntil(lambda: panel.healthy is False, timeout=15000)
+    panel, tasks = _panel(qtbot, context, healthy=False)
     assert "Not answering" in panel.state.text()
     panel.timer.stop()
     tasks.wait()
@@ -340,9 +342,7 @@ def test_a_new_office_sees_what_to_do_first(
         assert "0 payroll providers" in screen.status.text()
         shoot(screen, screenshot_dir, "admin-empty")
         screen.timer.stop()
-        panel = ServicePanel(context, tasks)
-        qtbot.addWidget(panel)
-        qtbot.waitUntil(lambda: panel.healthy is True, timeout=10000)
+        panel, _ = _panel(qtbot, context, tasks)
         assert panel.environment_label.text().startswith("Live")
         words = "\n".join(w.text() for w in panel.findChildren(QLabel))
         assert str(tmp_path / "office") in words and "Demo" not in words
