@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from app.context import AppContext
 from app.issuer.local_issuer import load_local_issuer
 from app.ui.admin_overview import NO_OVERVIEW
-from app.ui.admin_screen import AdminScreen
+from app.ui.admin_screen import AdminScreen, CredentialsDialog
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.service_panel import ServicePanel
 from app.ui.tasks import TaskRunner
@@ -28,6 +28,17 @@ def _screen(qtbot: QtBot, context: AppContext) -> tuple[AdminScreen, TaskRunner]
     qtbot.addWidget(screen)
     qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
     return screen, tasks
+
+
+def _create_issuer(qtbot: QtBot, screen: AdminScreen, name: str) -> CredentialsDialog:
+    """Add a payroll provider on the screen; the dialog that shows its credentials once."""
+    screen.name_edit.setText(name)
+    with qtbot.waitSignal(screen.refreshed, timeout=10000):
+        screen.create_issuer_button.click()
+    qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
+    dialog = screen.last_dialog
+    assert dialog is not None
+    return dialog
 
 
 def _panel(
@@ -59,12 +70,7 @@ def test_creating_an_issuer_shows_credentials_once_and_never_in_the_overview(
     qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
 ) -> None:
     screen, tasks = _screen(qtbot, demo_context)
-    screen.name_edit.setText("Harbour Payroll")
-    with qtbot.waitSignal(screen.refreshed, timeout=10000):
-        screen.create_issuer_button.click()
-    qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
-    dialog = screen.last_dialog
-    assert dialog is not None
+    dialog = _create_issuer(qtbot, screen, "Harbour Payroll")
     secret = dialog.fields["client_secret"].text()
     key = dialog.fields["encryption_key"].text()
     assert len(secret) >= 40 and len(key) == 43
@@ -190,12 +196,7 @@ def test_credentials_dialog_closes_only_when_the_user_says_they_saved_them(
     qtbot: QtBot, demo_context: AppContext, tmp_path: Path, screenshot_dir: Path, no_leaks: None
 ) -> None:
     screen, tasks = _screen(qtbot, demo_context)
-    screen.name_edit.setText("Harbour Payroll")
-    with qtbot.waitSignal(screen.refreshed, timeout=10000):
-        screen.create_issuer_button.click()
-    qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
-    dialog = screen.last_dialog
-    assert dialog is not None
+    dialog = _create_issuer(qtbot, screen, "Harbour Payroll")
     dialog.show()
     qtbot.waitExposed(dialog)
     secret = dialog.fields["client_secret"].text()
