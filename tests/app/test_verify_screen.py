@@ -20,7 +20,6 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-from pypdf import PdfWriter
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QLabel, QPushButton
@@ -45,6 +44,7 @@ from service.protocol.badge import render_badge_png
 from service.protocol.barcode_text import build_payload_v2, parse_barcode
 from service.protocol.pdf_stamp import stamp_badge
 from service.protocol.schemas import VerificationResult
+from tests.factories import blank_pdf
 
 pytestmark = pytest.mark.gui
 
@@ -103,14 +103,6 @@ def write_video(path: Path, frames: list[np.ndarray], fps: float = 30.0) -> Path
         writer.write(frame)
     writer.release()
     return path
-
-
-def blank_pdf() -> bytes:
-    writer = PdfWriter()
-    writer.add_blank_page(595, 842)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def closed_port_url() -> str:
@@ -1034,24 +1026,16 @@ def _verdict_screens(
         monkeypatch.setattr(demo_context, "verifier", working)
 
 
-def test_each_verdict_is_the_screen_on_a_desk(
+@pytest.mark.parametrize("kiosk", [False, True], ids=["desk", "kiosk"])
+def test_each_verdict_is_the_screen(
     make_screen: Callable[..., VerifyScreen],
     demo_context: AppContext,
     qtbot: Any,
     monkeypatch: pytest.MonkeyPatch,
     screenshot_dir: Path,
+    kiosk: bool,
 ) -> None:
-    _verdict_screens(make_screen, demo_context, qtbot, monkeypatch, screenshot_dir, kiosk=False)
-
-
-def test_each_verdict_is_the_screen_on_a_kiosk(
-    make_screen: Callable[..., VerifyScreen],
-    demo_context: AppContext,
-    qtbot: Any,
-    monkeypatch: pytest.MonkeyPatch,
-    screenshot_dir: Path,
-) -> None:
-    _verdict_screens(make_screen, demo_context, qtbot, monkeypatch, screenshot_dir, kiosk=True)
+    _verdict_screens(make_screen, demo_context, qtbot, monkeypatch, screenshot_dir, kiosk=kiosk)
 
 
 def test_verdict_sound_is_off_by_default_and_tells_the_verdicts_apart(
