@@ -17,6 +17,7 @@ from service.config import ServiceConfig
 from service.http.app import build_bottle
 from service.http.openapi import UNROUTED
 from service.instance import domain_for, init_instance, load_master_key, make_config, open_store
+from service.protocol.encoding import b64url_decode
 from service.protocol.errors import ErrorBody, ErrorCode
 
 ISSUER = "service:issuer"
@@ -38,6 +39,20 @@ def expect_error(reply: httpx.Response, status: int, code: str) -> dict[str, Any
     if status == 401:
         assert reply.headers["www-authenticate"].startswith("Bearer")
     return body
+
+
+def expect_new_issuer(issuer: dict[str, Any]) -> None:
+    """What creating an issuer hands out, the same over HTTP and from `admin create-issuer`:
+    its id, client credentials and the first key (version `<issuer_id>.1`, 32 bytes)."""
+    assert set(issuer) == {
+        "issuer_id",
+        "client_id",
+        "client_secret",
+        "key_version",
+        "encryption_key",
+    }
+    assert issuer["key_version"] == f"{issuer['issuer_id']}.1"
+    assert len(b64url_decode(issuer["encryption_key"])) == 32
 
 
 @dataclass(frozen=True)

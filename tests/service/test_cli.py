@@ -27,6 +27,7 @@ from tests.commands import run_module
 from tests.factories import sealed_record
 from tests.oauth import fetch_token
 from tests.service.conftest import LiveService
+from tests.service.http_helpers import expect_new_issuer
 
 ROOT = Path(__file__).resolve().parents[2]
 HTTP = httpx.Client(verify=False, timeout=30, limits=httpx.Limits(max_keepalive_connections=0))
@@ -193,14 +194,7 @@ def test_admin_commands_print_one_json_object_each(
     )
     assert code == 0
     issuer = one_json_object(out)
-    assert set(issuer) == {
-        "issuer_id",
-        "client_id",
-        "client_secret",
-        "key_version",
-        "encryption_key",
-    }
-    assert issuer["key_version"] == issuer["issuer_id"] + ".1"
+    expect_new_issuer(issuer)
 
     code, out, _ = run_main(
         capsys, "admin", "--data-dir", data_dir, "create-verifier", "--name", "CLI Desk"

@@ -14,7 +14,7 @@ from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_decode, b64url_encode
 from tests.factories import Sealed, build_body, sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
-from tests.service.http_helpers import expect_error
+from tests.service.http_helpers import expect_error, expect_new_issuer
 
 LIVE_STORES = BOTH_STORES
 
@@ -64,15 +64,7 @@ def test_create_issuer_and_verifier_over_http(live: LiveService) -> None:
     assert reply.status_code == 201, reply.text
     assert reply.headers["cache-control"] == "no-store"
     issuer = reply.json()
-    assert set(issuer) == {
-        "issuer_id",
-        "client_id",
-        "client_secret",
-        "key_version",
-        "encryption_key",
-    }
-    assert issuer["key_version"] == f"{issuer['issuer_id']}.1"
-    assert len(b64url_decode(issuer["encryption_key"])) == 32
+    expect_new_issuer(issuer)
     assert len(b64url_decode(issuer["client_secret"])) == 32
     token = live.token(issuer["client_id"], issuer["client_secret"])
     sealed = sealed_record(issuer["encryption_key"], key_version=issuer["key_version"])
