@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.http import parser as gunicorn_parser
 from gunicorn.workers.gthread import ThreadWorker
 
 from service.wsgi import Settings
@@ -47,15 +48,26 @@ class WorkerOptions:
 
 
 class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
-    """gunicorn's gthread worker, minus one way to fail a request at shutdown.
+    """gunicorn's gthread worker, minus two ways to fail a client's request.
 
     On SIGTERM the gthread worker stops accepting but keeps its listening socket open until its
     in-flight requests are done; connections the kernel completed meanwhile wait in the backlog
     and are reset when the socket finally closes, after their clients sent a request. This worker
     accepts (and serves) whatever is queued at that moment and closes its listener at once, so
     later connections are refused before anything is sent, which a client or balancer can retry.
+
+    A request refused before its body was read (the batch limit's 503, a 401, a 429) leaves the
+    body on the socket. gunicorn then drains at most 64 KiB of it and closes the connection if
+    more is left, after answering `Connection: keep-alive`: the client's next request on that
+    connection (its retry after `Retry-After`) failed with "server disconnected". This worker
+    answers `Connection: close` whenever more than that is left unread (`_closing_unread`).
+
     Operators running gunicorn themselves: `-k service.workers.DrainingThreadWorker`.
     """
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        self.wsgi: Any = _closing_unread(self.wsgi)
 
     def set_accept_enabled(self, enabled: bool) -> None:
         super().set_accept_enabled(enabled)
@@ -69,6 +81,37 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
                     break
             with contextlib.suppress(OSError):
                 listener.close()
+
+
+_DRAINED = getattr(gunicorn_parser, "_DRAIN_MAX_BYTES", 64 * 1024)
+"""How much of an unread body gunicorn reads away to keep a connection (gunicorn 27: 64 KiB)."""
+
+
+def _body_left_unread(body: object) -> bool:
+    """Whether more of a request body is left on the socket than gunicorn would drain."""
+    reader = getattr(body, "reader", None)
+    length = getattr(reader, "length", None)
+    if isinstance(length, int):  # Content-Length: what is left of it
+        return length > _DRAINED
+    # Chunked or read-to-EOF: unknown size; left unread unless the reader reached the end.
+    return reader is not None and (
+        getattr(reader, "parser", None) is not None or getattr(reader, "finished", True) is False
+    )
+
+
+def _closing_unread(app: Any) -> Any:
+    """`app`, answering `Connection: close` when it left a large body unread (see
+    `DrainingThreadWorker`): the response tells the client the connection ends, so it sends its
+    next request on a new one. `start_response` is the gunicorn response's own method."""
+
+    def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+        result = app(environ, start_response)
+        close = getattr(getattr(start_response, "__self__", None), "force_close", None)
+        if close is not None and _body_left_unread(environ.get("wsgi.input")):
+            close()
+        return result
+
+    return wsgi
 
 
 class _Server(BaseApplication):  # type: ignore[misc]

@@ -133,6 +133,28 @@ def test_sigterm_lets_in_flight_batches_finish(instance: Instance) -> None:
     assert "Traceback" not in server.log()
 
 
+def test_a_request_refused_before_its_body_is_read_leaves_the_client_a_working_connection(
+    instance: Instance,
+) -> None:
+    """A batch refused before its body is read (here a bad token; the batch limit's 503 the same
+    way) leaves most of the body on the socket, which the server will not read: the answer says
+    `Connection: close`, so the client's next request goes on a new connection instead of
+    failing with "server disconnected" on the old one. A small body is read away and the
+    connection kept."""
+    with Server.start(instance, 2) as server, httpx.Client(timeout=30) as client:
+        url = f"{server.url}/v1/registerNonPIIBatch"
+        headers = {"Authorization": "Bearer not-a-token", "Content-Type": "application/json"}
+        for _ in range(3):
+            refused = client.post(url, content=_batch(instance, 300), headers=headers)
+            assert refused.status_code == 401, refused.text
+            assert refused.headers["connection"] == "close"
+            assert client.get(f"{server.url}/healthz").status_code == 200
+        small = client.post(url, content=b'{"records": []}', headers=headers)
+        assert small.status_code == 401
+        assert small.headers["connection"] == "keep-alive"
+        assert client.get(f"{server.url}/healthz").status_code == 200
+
+
 def test_workers_are_recycled_after_max_requests(instance: Instance) -> None:
     with Server.start(instance, 2, "--max-requests", "20") as server:
         _wait_for(lambda: len(server.workers()) == 2)
