@@ -7,6 +7,7 @@ secret, a digest or key material.
 from __future__ import annotations
 
 import uuid
+from typing import TypeVar
 
 from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock, iso_z
@@ -31,6 +32,16 @@ from service.storage.port import Issuer, Store, Verifier
 MAX_NAME = 200
 NAME_REQUIRED = "is required and must be non-empty text"
 """The message for a missing or non-text `name` (also said where an HTTP body is read)."""
+
+
+S = TypeVar("S", VerifierSummary, ClientSummary, KeySummary)
+
+
+def _summary(model: type[S], row: object) -> S:
+    """A stored row as its overview summary: the model reads only the fields it declares, so a
+    row's secret digest (`Client.secret_hmac`) or wrapped key (`KeyVersion.wrapped`) never
+    reaches it."""
+    return model.model_validate(row, from_attributes=True)
 
 
 def _check_name(name: str) -> str:
@@ -103,30 +114,8 @@ class Admin:
                 )
                 for i in self._store.list_issuers()
             ],
-            verifiers=[
-                VerifierSummary(verifier_id=v.verifier_id, name=v.name, created_at=v.created_at)
-                for v in self._store.list_verifiers()
-            ],
-            clients=[
-                ClientSummary(
-                    client_id=c.client_id,
-                    role=c.role,
-                    owner_id=c.owner_id,
-                    name=c.name,
-                    disabled=c.disabled,
-                    created_at=c.created_at,
-                )
-                for c in self._store.list_clients()
-            ],
-            keys=[
-                KeySummary(
-                    key_version=k.key_version,
-                    issuer_id=k.issuer_id,
-                    state=k.state,
-                    created_at=k.created_at,
-                    retired_at=k.retired_at,
-                )
-                for k in self._store.list_keys()
-            ],
+            verifiers=[_summary(VerifierSummary, v) for v in self._store.list_verifiers()],
+            clients=[_summary(ClientSummary, c) for c in self._store.list_clients()],
+            keys=[_summary(KeySummary, k) for k in self._store.list_keys()],
             record_count=sum(counts.records_by_issuer.values()),
         )

@@ -11,22 +11,9 @@ from __future__ import annotations
 
 from service.protocol.errors import FieldError
 
+from . import admin_responses as _admin
 from .access import PairingRedeemRequest, TokenRequest
-from .admin_responses import (
-    AdminClientCreated,
-    ClientDisabled,
-    ClientSummary,
-    IssuerCreated,
-    IssuerSummary,
-    KeyCreated,
-    KeyRetired,
-    KeySummary,
-    Overview,
-    PairedClient,
-    PairingOffer,
-    VerifierCreated,
-    VerifierSummary,
-)
+from .admin_responses import *  # noqa: F403 - the admin bodies (`admin_responses.__all__`)
 from .au_v1 import AuPayslipV1
 from .au_v2 import AuPayslipV2
 from .errors import SchemaValidationError
@@ -76,7 +63,6 @@ from .validate import (
 __all__ = [
     "MAX_SAFE_INTEGER",
     "PAYSLIP_SCHEMAS",
-    "AdminClientCreated",
     "AuPayslipV1",
     "AuPayslipV2",
     "Barcode",
@@ -86,24 +72,14 @@ __all__ = [
     "BatchRequest",
     "BatchResult",
     "BatchResultItem",
-    "ClientDisabled",
-    "ClientSummary",
     "EmployeePii",
     "EncryptionMetadata",
     "FieldError",
     "HealthStatus",
-    "IssuerCreated",
     "IssuerRef",
-    "IssuerSummary",
     "Jwks",
-    "KeyCreated",
-    "KeyRetired",
-    "KeySummary",
     "NzPayslipV1",
     "NzPayslipV2",
-    "Overview",
-    "PairedClient",
-    "PairingOffer",
     "PairingRedeemRequest",
     "PayslipNonPii",
     "PayslipRecord",
@@ -117,8 +93,6 @@ __all__ = [
     "TokenRequest",
     "TokenResponse",
     "VerificationResult",
-    "VerifierCreated",
-    "VerifierSummary",
     "VerifyRequest",
     "WireModel",
     "canonical_json",
@@ -130,4 +104,5 @@ __all__ = [
     "validate_register_and_build",
     "validate_register_non_pii",
     "validate_verify",
+    *_admin.__all__,
 ]
