@@ -6,6 +6,8 @@ markup into the screen.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFrame,
@@ -61,6 +63,16 @@ class Section(QFrame):
         self.grid.setHorizontalSpacing(18)
         self.grid.setVerticalSpacing(7)
         self.outer.addLayout(self.grid)
+
+    def add_head_button(self, text: str, tip: str, on_click: Callable[[], object]) -> QPushButton:
+        """A link-style button at the right of the title (reveal numbers, copy details)."""
+        button = QPushButton(text)
+        button.setObjectName("linkButton")
+        button.setAutoDefault(True)
+        button.setToolTip(tip)
+        button.clicked.connect(on_click)
+        self.head.addWidget(button)
+        return button
 
     def add_pairs(
         self, pairs: list[tuple[str, str]], *, emphasise: frozenset[str] = frozenset()

@@ -271,13 +271,11 @@ class ResultCard(QWidget):
         if shown:
             section = Section("Employee")
             if {"account_number", "ird_number"} & set(shown):
-                button = QPushButton("Reveal numbers")
-                button.setObjectName("linkButton")
-                button.setAutoDefault(True)
-                button.setToolTip("Show the full bank account and IRD number until this clears")
-                button.clicked.connect(self.toggle_reveal)
-                section.head.addWidget(button)
-                self._reveal_button = button
+                self._reveal_button = section.add_head_button(
+                    "Reveal numbers",
+                    "Show the full bank account and IRD number until this clears",
+                    self.toggle_reveal,
+                )
             self._employee_section = section
             self._render_employee()
             right.addWidget(section)
@@ -330,12 +328,11 @@ class ResultCard(QWidget):
         section.add_pairs(pairs)
         for label in section.findChildren(QLabel):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        copy = QPushButton("Copy")
-        copy.setObjectName("linkButton")
-        copy.setAutoDefault(True)
-        copy.setToolTip("Copy these details (no personal data) to paste into a support request")
-        copy.clicked.connect(self.copy_support_details)
-        section.head.addWidget(copy)
+        section.add_head_button(
+            "Copy",
+            "Copy these details (no personal data) to paste into a support request",
+            self.copy_support_details,
+        )
         fold.body_layout.addWidget(section)
         section.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.support_text = "\n".join(f"{k}: {v}" for k, v in pairs)
