@@ -74,18 +74,23 @@ def long_date(value: Any) -> str:
         return str(value)
 
 
-def timestamp(value: Any) -> str:
-    """A service time (UTC, ISO 8601) as this computer's local time, to the minute."""
-    text = str(value or "")
-    if not text:
-        return ""
+def local_moment(text: str) -> datetime | None:
+    """A service time (UTC, ISO 8601; one without a zone is UTC too) in this computer's time
+    zone, or None when it is no time at all."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        return text
+        return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone().strftime("%-d %b %Y %H:%M")
+    return moment.astimezone()
+
+
+def timestamp(value: Any) -> str:
+    """A service time as this computer's local time, to the minute; other text as it is."""
+    text = str(value or "")
+    moment = local_moment(text) if text else None
+    return moment.strftime("%-d %b %Y %H:%M") if moment else text
 
 
 def format_abn(value: str) -> str | None:

@@ -8,11 +8,10 @@ in an offscreen test screenshot.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from app.presentation import local_moment
 from app.ui.style import ACCENT, BACKDROP, INK, LINE, MUTED, PALETTES, SURFACE, screen_stylesheet
 
 ERROR_COLOUR = PALETTES["not_verified"].strong
@@ -125,13 +124,8 @@ def set_status(widget: QLabel, text: str, *, error: bool = False) -> None:
 
 def local_time(iso: str | None) -> str:
     """An ISO timestamp from the service as this computer's local date and time, in words."""
-    if not iso:
-        return ""
-    try:
-        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    return moment.astimezone().strftime("%d %b %Y, %H:%M")
+    moment = local_moment(iso) if iso else None
+    return moment.strftime("%d %b %Y, %H:%M") if moment else (iso or "")
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
