@@ -1,18 +1,25 @@
 """An incremental update of a PDF (ISO 32000-1 §7.5.6): new and changed objects appended after
 the original bytes, with a cross-reference section and trailer of their own.
 
-Why: rewriting a payslip PDF with pypdf means parsing and re-serialising every object in it: about
-20 ms of CPU for a typical 70 KB, 200-object payslip printed by a browser, ten times the rest of a
-payslip's work in a pay run (measured in bench/issue_bench.py, compared in README). An update
-reads only what it changes (the catalog, the page, the information dictionary), leaves every
-original byte where it was (a signature over the original still covers its revision), and costs
-about a millisecond whatever the document's size.
+Why: rewriting a payslip PDF means parsing and re-serialising every object in it (pypdf: ~20 ms
+of CPU for a typical 70 KB, 200-object payslip printed by a browser, ten times the rest of a
+payslip's work in a pay run; README, "Stamping PDFs (issue 12)"). An update reads only what it
+changes (the catalog, the page, the information dictionary), leaves every original byte where it
+was (a signature over the original still covers its revision), and costs well under a millisecond
+whatever the document's size.
 
-pypdf parses the document and serialises every object written here; this module adds only the
-update's framing: `N G obj ... endobj`, the cross-reference section (a table after a table, a
-stream after a stream, as the document's last section is) and the trailer, which carries the
-previous trailer's entries as §7.5.6 requires. Only documents pypdf reads strictly are updated
-(`open_strict`); one it has to repair is rewritten whole by the caller, as before.
+qpdf (through pikepdf) parses: it reads the cross-reference data, then only the objects asked for,
+in C++, so a page inside an object stream costs what a page in a classic file costs (pypdf parsed
+the whole object stream in Python to reach it: 6 ms a stamp for office-suite PDFs). The caller
+edits the document in memory with pikepdf objects and names what it made (`add`) and what it
+changed (`changed`); `to_bytes` writes those objects, serialised by qpdf, after the original bytes.
+Only the framing is ours: `N G obj ... endobj`, the cross-reference section (a table after a
+table, a stream after a stream, as the document's last section is) and the trailer, which carries
+the previous trailer's entries as §7.5.6 requires.
+
+Only a document qpdf reads without repairing or guessing gets an update: opened with recovery off,
+and no warning by the time the update is written (qpdf warns lazily, as it meets damage).
+Anything else raises `NotAppendable`, and the caller rewrites the document whole.
 """
 
 from __future__ import annotations
@@ -20,21 +27,13 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from pypdf import PdfReader
-from pypdf.generic import (
-    ArrayObject,
-    ByteStringObject,
-    DecodedStreamObject,
-    DictionaryObject,
-    IndirectObject,
-    NameObject,
-    NumberObject,
-    PdfObject,
-    TextStringObject,
-)
+import pikepdf
+from pikepdf import Array, Dictionary, Name, Stream, String
 
-__all__ = ["Update", "open_strict"]
+__all__ = ["NotAppendable", "Objects", "Update"]
 
 _STARTXREF = re.compile(rb"startxref\s+(\d+)\s+%%EOF", re.S)
 # Keys that describe one cross-reference section (or its stream), never carried to the next.
@@ -48,21 +47,31 @@ _SECTION_KEYS = {
     "/Filter",
     "/DecodeParms",
     "/Length",
+    "/ID",  # carried, but by `to_bytes` (its second half names the new version)
 }
 
 
-def open_strict(pdf: bytes) -> PdfReader | None:
-    """A reader for `pdf` when it can take an update: pypdf reads its cross-reference data
-    strictly (no repair), and its last `startxref` points at that data. None otherwise; pypdf's
-    own errors on a damaged file are the caller's to meet on the lenient path."""
-    try:
-        reader = PdfReader(io.BytesIO(pdf), strict=True)
-        if reader.is_encrypted or _last_xref(pdf) is None:
-            return None
-        _ = len(reader.pages)
-    except Exception:  # any failure only means: rewrite it whole instead
-        return None
-    return reader
+# qpdf warnings about a file that every reader takes as it is, and that an update does not lean
+# on: pypdf's incremental writer, for one, leaves its cross-reference stream out of itself.
+_HARMLESS = ("xref entry for the xref stream itself is missing",)
+
+
+class NotAppendable(Exception):
+    """The document cannot take an update (qpdf would have to repair or guess): rewrite it."""
+
+
+class Objects(Protocol):
+    """How an edit of a document in memory makes new objects and reports changed ones, so that
+    whoever writes the document (an update, or the whole file) knows what to write."""
+
+    def add(self, obj: pikepdf.Object) -> pikepdf.Object:
+        """A new object from a direct one (not a stream); returns its indirect reference."""
+
+    def add_stream(self, data: bytes, entries: Mapping[str, Any]) -> pikepdf.Object:
+        """A new stream of `data` (encoded as `entries` says); returns its reference."""
+
+    def changed(self, obj: pikepdf.Object) -> None:
+        """An existing indirect object was edited in place."""
 
 
 def _last_xref(pdf: bytes) -> int | None:
@@ -75,131 +84,139 @@ def _last_xref(pdf: bytes) -> int | None:
 
 
 class Update:
-    """One incremental update of `pdf`, read by `reader` (from `open_strict`).
+    """One incremental update of `pdf`: edit `doc`, report objects, then `to_bytes`.
 
-    `add` gives a new object its number; `replace` writes a new version of an existing one under
-    its own number and generation; `to_bytes` returns the original bytes followed by the update.
+    Raises NotAppendable when the document cannot take an update: qpdf cannot read it with
+    recovery off, it is encrypted, or its last `startxref` points nowhere.
+
+    New objects are numbered here, from the trailer's /Size on, and put into qpdf's object table
+    under those numbers: asking qpdf to number them (`make_indirect`, `Stream(doc, ...)`) makes
+    it parse every object in the file first (1.5 ms for a 200-object payslip). A new stream's
+    data stays here; qpdf holds its dictionary.
     """
 
-    def __init__(self, pdf: bytes, reader: PdfReader) -> None:
+    def __init__(self, pdf: bytes) -> None:
         previous = _last_xref(pdf)
         if previous is None:
-            raise ValueError("the PDF has no usable startxref")
+            raise NotAppendable("the PDF has no usable startxref")
+        try:
+            doc = pikepdf.open(io.BytesIO(pdf), attempt_recovery=False)
+        except Exception as exc:  # any failure only means: rewrite it whole instead
+            raise NotAppendable("qpdf cannot read the PDF without repairing it") from exc
+        try:
+            size = int(doc.trailer.get("/Size", 0))
+            if doc.is_encrypted or size <= 0:
+                raise NotAppendable("the PDF is encrypted or has no /Size")
+        except Exception:
+            doc.close()
+            raise
+        self.doc = doc
         self._pdf = pdf
-        self._reader = reader
         self._previous = previous
-        # New objects are numbered from /Size, past every number the document uses already.
-        used = [n for table in reader.xref.values() for n in table] + list(reader.xref_objStm)
-        self._next = max([int(reader.trailer.get("/Size", 0)), *(n + 1 for n in used)])
-        self._objects: dict[int, tuple[int, PdfObject]] = {}
-        self._trailer = DictionaryObject(
-            {
-                NameObject(key): value
-                for key, value in reader.trailer.items()
-                if key not in _SECTION_KEYS
-            }
-        )
+        self._next = size
+        self._written: set[tuple[int, int]] = set()
+        self._data: dict[int, bytes] = {}
 
-    def add(self, obj: PdfObject) -> IndirectObject:
-        """A new object (streams must be added, never embedded); returns its reference."""
+    def close(self) -> None:
+        self.doc.close()
+
+    def add(self, obj: pikepdf.Object) -> pikepdf.Object:
+        if obj.is_indirect or isinstance(obj, Stream):
+            raise ValueError("add takes a direct object that is not a stream")
         number = self._next
         self._next += 1
-        self._objects[number] = (0, obj)
-        return IndirectObject(number, 0, self._reader)
+        # pikepdf's (private) hook into QPDF::replaceObject: the object under our number,
+        # without qpdf numbering anything. pikepdf is pinned to one version for this.
+        self.doc._replace_object((number, 0), obj)
+        self._written.add((number, 0))
+        return self.doc.get_object(number, 0)
 
-    def replace(self, reference: IndirectObject, obj: PdfObject) -> None:
-        """Write `obj` as the new version of the object `reference` names."""
-        self._objects[reference.idnum] = (reference.generation, obj)
-        self._next = max(self._next, reference.idnum + 1)
+    def add_stream(self, data: bytes, entries: Mapping[str, Any]) -> pikepdf.Object:
+        reference = self.add(Dictionary({**entries, "/Length": len(data)}))
+        self._data[reference.objgen[0]] = data
+        return reference
 
-    def set_trailer(self, key: str, value: PdfObject) -> None:
-        self._trailer[NameObject(key)] = value
+    def changed(self, obj: pikepdf.Object) -> None:
+        if not obj.is_indirect or isinstance(obj, Stream):
+            raise NotAppendable("a changed object is a direct object or a stream")
+        self._written.add(obj.objgen)
 
     def to_bytes(self) -> bytes:
+        # qpdf warns instead of failing on damage it can live with, and it warns when it makes
+        # an object indirect on its own (such as a direct page): both mean rewrite.
+        warnings = self.doc.get_warnings()  # all since opening (reading them clears them)
+        if any(not any(harmless in w for harmless in _HARMLESS) for w in warnings):
+            raise NotAppendable("qpdf had to repair or guess while reading the PDF")
         out = io.BytesIO()
         out.write(self._pdf)
         if not self._pdf.endswith((b"\n", b"\r")):
             out.write(b"\n")
         start = out.tell()
         offsets: dict[int, tuple[int, int]] = {}
-        for number in sorted(self._objects):
-            generation, obj = self._objects[number]
+        for number, generation in sorted(self._written):
             offsets[number] = (out.tell(), generation)
             out.write(b"%d %d obj\n" % (number, generation))
-            obj.write_to_stream(out)
+            out.write(self.doc.get_object(number, generation).unparse(resolved=True))
+            if number in self._data:
+                out.write(b"\nstream\n" + self._data[number] + b"\nendstream")
             out.write(b"\nendobj\n")
-        trailer = self._trailer
-        identifier = trailer.get("/ID")
-        if isinstance(identifier, ArrayObject) and len(identifier) == 2:
+        trailer = Dictionary(
+            {key: value for key, value in self.doc.trailer.items() if key not in _SECTION_KEYS}
+        )
+        identifier = self.doc.trailer.get("/ID")
+        if isinstance(identifier, Array) and len(identifier) == 2:
             # The first ID names the document, the second this version of it (§14.4): derived
             # from the update's bytes, so the same stamp gives the same file.
             digest = hashlib.md5(out.getvalue()[start:], usedforsecurity=False).digest()
-            first = identifier[0].get_object()
-            if isinstance(first, TextStringObject):  # pypdf decodes what looks like text
-                first = ByteStringObject(first.original_bytes)
-            trailer[NameObject("/ID")] = ArrayObject([first, ByteStringObject(digest)])
-        trailer[NameObject("/Prev")] = NumberObject(self._previous)
+            first = identifier[0]
+            trailer.ID = Array([String(bytes(first)) if isinstance(first, String) else first])
+            trailer.ID.append(String(digest))
+        elif identifier is not None:
+            trailer.ID = identifier  # not the usual pair of strings: carried as it is
+        trailer.Prev = self._previous
         if self._pdf[self._previous : self._previous + 16].lstrip().startswith(b"xref"):
-            xref_at = self._write_table(out, offsets, trailer)
+            trailer.Size = self._next
+            xref_at = _write_table(out, offsets, trailer)
         else:
-            xref_at = self._write_stream(out, offsets, trailer)
+            xref_at = _write_stream(out, offsets, trailer, self._next)
         out.write(b"startxref\n%d\n%%%%EOF\n" % xref_at)
         return out.getvalue()
 
-    def _write_table(
-        self, out: io.BytesIO, offsets: dict[int, tuple[int, int]], trailer: DictionaryObject
-    ) -> int:
-        xref_at = out.tell()
-        # The section starts with object 0, the head of the free list (as Acrobat writes
-        # updates): readers that take a table not starting at 0 for a damaged one (pypdf warns
-        # and re-checks every entry) read it as it is.
-        out.write(b"xref\n0 1\n0000000000 65535 f\r\n")
-        for first, run in _runs(sorted(offsets)):
-            out.write(b"%d %d\n" % (first, len(run)))
-            for number in run:
-                offset, generation = offsets[number]
-                out.write(b"%010d %05d n\r\n" % (offset, generation))  # 20 bytes an entry
-        trailer[NameObject("/Size")] = NumberObject(self._next)
-        out.write(b"trailer\n")
-        trailer.write_to_stream(out)
-        out.write(b"\n")
-        return xref_at
 
-    def _write_stream(
-        self, out: io.BytesIO, offsets: dict[int, tuple[int, int]], trailer: DictionaryObject
-    ) -> int:
-        """A cross-reference stream (§7.5.8), uncompressed, listing itself too."""
-        number = self._next
-        xref_at = out.tell()
-        offsets = {**offsets, number: (xref_at, 0)}
-        width = max(4, (xref_at.bit_length() + 7) // 8)
-        rows = b"".join(
-            b"\x01" + offsets[n][0].to_bytes(width, "big") + offsets[n][1].to_bytes(2, "big")
-            for n in sorted(offsets)
-        )
-        stream = DecodedStreamObject()
-        stream.update(trailer)
-        stream.update(
-            {
-                NameObject("/Type"): NameObject("/XRef"),
-                NameObject("/Size"): NumberObject(number + 1),
-                NameObject("/W"): ArrayObject(
-                    [NumberObject(1), NumberObject(width), NumberObject(2)]
-                ),
-                NameObject("/Index"): ArrayObject(
-                    [
-                        NumberObject(v)
-                        for first, run in _runs(sorted(offsets))
-                        for v in (first, len(run))
-                    ]
-                ),
-            }
-        )
-        stream.set_data(rows)
-        out.write(b"%d 0 obj\n" % number)
-        stream.write_to_stream(out)
-        out.write(b"\nendobj\n")
-        return xref_at
+def _write_table(out: io.BytesIO, offsets: dict[int, tuple[int, int]], trailer: Dictionary) -> int:
+    xref_at = out.tell()
+    # The section starts with object 0, the head of the free list (as Acrobat writes updates):
+    # readers that take a table not starting at 0 for a damaged one (pypdf warns and re-checks
+    # every entry) read it as it is.
+    out.write(b"xref\n0 1\n0000000000 65535 f\r\n")
+    for first, run in _runs(sorted(offsets)):
+        out.write(b"%d %d\n" % (first, len(run)))
+        for number in run:
+            offset, generation = offsets[number]
+            out.write(b"%010d %05d n\r\n" % (offset, generation))  # 20 bytes an entry
+    out.write(b"trailer\n" + trailer.unparse() + b"\n")
+    return xref_at
+
+
+def _write_stream(
+    out: io.BytesIO, offsets: dict[int, tuple[int, int]], trailer: Dictionary, number: int
+) -> int:
+    """A cross-reference stream (§7.5.8) numbered `number`, uncompressed, listing itself too."""
+    xref_at = out.tell()
+    offsets = {**offsets, number: (xref_at, 0)}
+    width = max(4, (xref_at.bit_length() + 7) // 8)
+    rows = b"".join(
+        b"\x01" + offsets[n][0].to_bytes(width, "big") + offsets[n][1].to_bytes(2, "big")
+        for n in sorted(offsets)
+    )
+    trailer.Type = Name.XRef
+    trailer.Size = number + 1
+    trailer.W = Array([1, width, 2])
+    trailer.Index = Array([v for first, run in _runs(sorted(offsets)) for v in (first, len(run))])
+    trailer.Length = len(rows)
+    out.write(b"%d 0 obj\n" % number + trailer.unparse() + b"\nstream\n")
+    out.write(rows + b"\nendstream\nendobj\n")
+    return xref_at
 
 
 def _runs(numbers: list[int]) -> list[tuple[int, list[int]]]:

@@ -3,9 +3,10 @@
 Only the bare barcode payload is written, never plaintext PII. An existing XMP packet is kept: our
 property goes into its own rdf:Description, replacing an earlier one of ours.
 
-A PDF that pypdf reads strictly gets the metadata as an incremental update (`pdf_append`: new
-versions of the catalog and the information dictionary after the original bytes); any other is
-rewritten whole.
+Writing goes through `edit`, shared with the stamp: a PDF that qpdf reads without repairing
+anything gets the change as an incremental update (`pdf_append`: new versions of the catalog and
+the information dictionary after the original bytes); any other is repaired by qpdf and rewritten
+whole. Reading (the verifier's side) stays with pypdf, which is lenient with damaged files.
 """
 
 from __future__ import annotations
@@ -14,22 +15,17 @@ import io
 import struct
 import xml.etree.ElementTree as ET
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
-from pypdf import PdfReader, PdfWriter
+import pikepdf
+from pikepdf import Dictionary, Name, Stream, String
+from pypdf import PdfReader
 from pypdf.errors import PyPdfError
-from pypdf.generic import (
-    ByteStringObject,
-    DecodedStreamObject,
-    DictionaryObject,
-    IndirectObject,
-    NameObject,
-    StreamObject,
-)
 
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
-from service.protocol.pdf_append import Update, open_strict
+from service.protocol.pdf_append import NotAppendable, Objects, Update
 
 NS = "urn:payslip-verify:xmp:1.0/"
 INFO_KEY = "/PayslipVerifyPayload"
@@ -47,9 +43,12 @@ class PdfError(ValueError):
 
 # What pypdf raises on damaged input varies with the damage (measured by fuzzing stamped PDFs:
 # its own errors, but also ValueError, KeyError, AttributeError, ...), at any step: reading,
-# cloning or writing. Callers get one PdfError instead.
+# cloning or writing; pikepdf raises its own errors (qpdf's), or TypeError/ValueError when an
+# object is not of the type a key asks for. Callers get one PdfError instead.
 _DAMAGE = (
     PyPdfError,
+    pikepdf.PikepdfError,
+    RuntimeError,
     ValueError,
     KeyError,
     TypeError,
@@ -75,14 +74,84 @@ def damage_as_pdf_error(what: str = "the PDF is damaged or not a PDF") -> Iterat
         raise PdfError(what) from exc
 
 
+_ENCRYPTED = "the PDF is encrypted; save an unprotected copy first"
+
+
 def open_reader(pdf: bytes) -> PdfReader:
-    """A reader for an unencrypted, parseable PDF (an encrypted one cannot be rewritten)."""
+    """A pypdf reader for an unencrypted, parseable PDF (reading metadata)."""
     with damage_as_pdf_error():
         reader = PdfReader(io.BytesIO(pdf), strict=False)
         if reader.is_encrypted:
-            raise PdfError("the PDF is encrypted; save an unprotected copy first")
+            raise PdfError(_ENCRYPTED)
         _ = len(reader.pages)
     return reader
+
+
+Change = Callable[[pikepdf.Pdf, Objects], None]
+"""An edit of a document in memory, reporting the objects it makes and changes."""
+
+
+def edit(pdf: bytes, change: Change, what: str = "the PDF is damaged or not a PDF") -> bytes:
+    """`pdf` with `change` made to it: an incremental update when qpdf reads the document
+    without repairing anything, else the document repaired by qpdf and written whole.
+
+    A PdfError from `change` (a refusal such as a page that does not exist) is raised as it is;
+    any other failure on the update's way means damage met late, and the rewrite is tried."""
+    try:
+        update: Update | None = Update(pdf)
+    except NotAppendable:
+        update = None
+    if update is not None:
+        try:
+            change(update.doc, update)
+            return update.to_bytes()
+        except PdfError:
+            raise
+        except (NotAppendable, *_DAMAGE):
+            pass  # damage a strict reading met only now: rewrite it whole after all
+        finally:
+            update.close()
+    with damage_as_pdf_error():
+        try:
+            doc = pikepdf.open(io.BytesIO(pdf))
+        except pikepdf.PasswordError as exc:
+            raise PdfError(_ENCRYPTED) from exc
+    try:
+        if doc.is_encrypted:
+            raise PdfError(_ENCRYPTED)
+        with damage_as_pdf_error(what):
+            change(doc, _Whole(doc))
+            out = io.BytesIO()
+            # Deterministic bytes (the /ID from the content); streams kept as they are (no
+            # decoding and compressing again); pikepdf's XMP helper (lxml) left alone.
+            doc.save(
+                out,
+                deterministic_id=True,
+                fix_metadata_version=False,
+                stream_decode_level=pikepdf.StreamDecodeLevel.none,
+            )
+        return out.getvalue()
+    finally:
+        doc.close()
+
+
+class _Whole:
+    """The objects of a document that is written whole: nothing to keep track of."""
+
+    def __init__(self, doc: pikepdf.Pdf) -> None:
+        self._doc = doc
+
+    def add(self, obj: pikepdf.Object) -> pikepdf.Object:
+        return self._doc.make_indirect(obj)
+
+    def add_stream(self, data: bytes, entries: Mapping[str, Any]) -> pikepdf.Object:
+        stream = Stream(self._doc, data)
+        for key, value in entries.items():
+            stream[key] = value
+        return stream
+
+    def changed(self, obj: pikepdf.Object) -> None:
+        pass
 
 
 def check_payload(payload: str) -> None:
@@ -145,58 +214,33 @@ def write_payload_metadata(pdf: bytes, payload: str) -> bytes:
     simple tools show. Existing info entries and XMP properties are kept.
     """
     check_payload(payload)
-    strict = open_strict(pdf)
-    if strict is not None:
-        try:
-            update = Update(pdf, strict)
-            update_metadata(update, strict, payload)
-            return update.to_bytes()
-        except _DAMAGE:  # damage a strict reader met only now: rewrite it whole after all
-            pass
-    reader = open_reader(pdf)
-    with damage_as_pdf_error():
-        writer = PdfWriter(clone_from=reader)
-    return _write(writer, _existing_xmp(reader), payload)
+    return edit(pdf, lambda doc, objects: set_metadata(doc, objects, payload))
 
 
-def update_metadata(update: Update, reader: PdfReader, payload: str) -> None:
-    """The payload into `update`: a new XMP stream, the catalog pointing to it, and the
-    information dictionary (a new version of it, or a new one) with our key."""
+def set_metadata(doc: pikepdf.Pdf, objects: Objects, payload: str) -> None:
+    """The payload into `doc`: a new XMP stream, the catalog pointing to it, and the
+    information dictionary (changed in place, or a new one) with our key."""
     check_payload(payload)
-    stream = DecodedStreamObject()
-    stream.set_data(_packet(_existing_xmp(reader), payload))
-    stream[NameObject("/Type")] = NameObject("/Metadata")
-    stream[NameObject("/Subtype")] = NameObject("/XML")
-    root = reader.trailer.raw_get("/Root")
-    catalog = DictionaryObject(reader.root_object)
-    catalog[NameObject("/Metadata")] = update.add(stream)
-    update.replace(root, catalog)
-    found = reader.trailer.raw_get("/Info") if "/Info" in reader.trailer else None
-    old = found.get_object() if found is not None else None
-    info = DictionaryObject(old if isinstance(old, DictionaryObject) else {})
-    # Written as a hex string (<...>), the same text to every reader: pypdf writes a literal
-    # string byte by byte in Python, a tenth of a millisecond for a 700-character payload.
-    info[NameObject(INFO_KEY)] = ByteStringObject(payload.encode("ascii"))
-    if isinstance(found, IndirectObject) and isinstance(old, DictionaryObject):
-        update.replace(found, info)
+    packet = _packet(_document_xmp(doc), payload)
+    catalog = doc.Root
+    catalog.Metadata = objects.add_stream(packet, {"/Type": Name.Metadata, "/Subtype": Name.XML})
+    objects.changed(catalog)
+    info = doc.trailer.get("/Info")
+    if isinstance(info, Dictionary) and info.is_indirect:
+        info[INFO_KEY] = String(payload)
+        objects.changed(info)
     else:
-        update.set_trailer("/Info", update.add(info))
+        fresh = info.copy() if isinstance(info, Dictionary) else Dictionary()
+        fresh[INFO_KEY] = String(payload)
+        doc.trailer.Info = objects.add(fresh)
 
 
-def _write(writer: PdfWriter, existing_xmp: bytes | None, payload: str) -> bytes:
-    check_payload(payload)
-    with damage_as_pdf_error():
-        writer.xmp_metadata = _packet(existing_xmp, payload)
-        # pypdf's setter leaves a bare stream; PROTOCOL §3 (and PDF 14.3.2) want it typed.
-        stream = writer.root_object["/Metadata"].get_object()
-        if not isinstance(stream, StreamObject):
-            raise PdfError("the PDF's metadata could not be written")
-        stream[NameObject("/Type")] = NameObject("/Metadata")
-        stream[NameObject("/Subtype")] = NameObject("/XML")
-        writer.add_metadata({INFO_KEY: payload})
-        out = io.BytesIO()
-        writer.write(out)
-    return out.getvalue()
+def _document_xmp(doc: pikepdf.Pdf) -> bytes | None:
+    try:
+        metadata = doc.Root.get("/Metadata")
+        return metadata.read_bytes() if isinstance(metadata, Stream) else None
+    except _DAMAGE:  # an unreadable XMP stream is treated as none; the info key may remain
+        return None
 
 
 def read_payload_metadata(pdf: bytes) -> tuple[str | None, str | None]:

@@ -11,8 +11,10 @@ The badge image's own caption is sized for a screen; at the 40 mm stamp it would
 3 pt. So the stamp covers it and sets the caption as PDF text of at least 6 pt under the code
 (issue 11); the embedded image itself stays byte-for-byte the badge.
 
-A stamp is an incremental update where the PDF allows it (`pdf_append`): about 1 ms instead of
-the ~20 ms pypdf takes to rewrite a typical payslip (README, "Stamping PDFs (issue 12)").
+A stamp is an incremental update where the PDF allows it (`pdf_append`, parsed by qpdf through
+pikepdf): under a millisecond for a typical payslip, object streams or not, instead of the ~20 ms
+pypdf took to rewrite one (README, "Stamping PDFs (issue 12)"). The drawing edits the document in
+memory with pikepdf objects; `pdf_metadata.edit` writes it as an update, or whole.
 """
 
 from __future__ import annotations
@@ -21,36 +23,17 @@ import io
 import math
 import struct
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pikepdf
+from pikepdf import Array, Dictionary, Name
 from PIL import Image, UnidentifiedImageError
-from pypdf import PageObject, PdfWriter
-from pypdf.generic import (
-    ArrayObject,
-    DecodedStreamObject,
-    DictionaryObject,
-    IndirectObject,
-    NameObject,
-    NumberObject,
-    PdfObject,
-    StreamObject,
-)
 
 from service.protocol.barcode_text import parse_barcode
-from service.protocol.pdf_append import Update, open_strict
-from service.protocol.pdf_metadata import (
-    _DAMAGE,
-    PdfError,
-    _existing_xmp,
-    _write,
-    check_payload,
-    damage_as_pdf_error,
-    open_reader,
-    update_metadata,
-)
+from service.protocol.pdf_append import Objects
+from service.protocol.pdf_metadata import PdfError, check_payload, edit, set_metadata
 
 CORNERS = ("top-left", "top-right", "bottom-left", "bottom-right")
 MM = 72 / 25.4
@@ -60,8 +43,6 @@ CAPTION_PT = 6.5
 """Caption size in points on paper: at least 6 pt stays legible on a printed payslip."""
 _COURIER_EM = 0.6  # every Courier glyph is 0.6 em wide, so lines can be centred exactly
 _MAX_PIXELS = Image.MAX_IMAGE_PIXELS or 89_478_485  # Pillow's decompression-bomb limit
-_Add = Callable[[PdfObject], IndirectObject]
-"""Makes an object indirect in the document being written and returns its reference."""
 
 
 def _bilevel(badge_png: bytes) -> Image.Image:
@@ -84,16 +65,35 @@ def _bilevel(badge_png: bytes) -> Image.Image:
 @dataclass(frozen=True)
 class _Badge:
     """The badge ready for the page: its size in pixels, the first row of its own caption (None
-    when it has none) and its image XObject, a 1-bit DeviceGray stream (lossless Flate)."""
+    when it has none) and its 1-bit DeviceGray pixels, Flate-compressed: with the PNG predictor
+    (`as_png`: the PNG's own zlib data) or as packed rows."""
 
     width: int
     height: int
     caption_top: int | None
-    image: StreamObject
+    data: bytes
+    as_png: bool
+
+    def image(self, objects: Objects) -> pikepdf.Object:
+        """The badge as a new image XObject (lossless Flate); returns its reference."""
+        entries: dict[str, Any] = {
+            "/Type": Name.XObject,
+            "/Subtype": Name.Image,
+            "/Width": self.width,
+            "/Height": self.height,
+            "/ColorSpace": Name.DeviceGray,
+            "/BitsPerComponent": 1,
+            "/Filter": Name.FlateDecode,
+        }
+        if self.as_png:
+            entries["/DecodeParms"] = Dictionary(
+                Predictor=15, Colors=1, BitsPerComponent=1, Columns=self.width
+            )
+        return objects.add_stream(self.data, entries)
 
 
 def _badge(badge_png: bytes) -> _Badge:
-    """The badge PNG as an image XObject. A 1-bit greyscale PNG with unfiltered rows (what
+    """The badge PNG ready to embed. A 1-bit greyscale PNG with unfiltered rows (what
     `render_badge_png` writes) goes in as it is: its zlib data is a valid FlateDecode stream under
     the PNG predictor (PDF 7.4.4.4), so nothing is decoded or compressed again (re-compressing
     cost 0.6 ms a stamp). Any other black-and-white image is converted and packed."""
@@ -103,41 +103,13 @@ def _badge(badge_png: bytes) -> _Badge:
         dark: np.ndarray = rows != 255
         if width % 8:  # the last byte's padding bits are not pixels
             dark[:, -1] = (rows[:, -1] | ((1 << (8 - width % 8)) - 1)) != 255
-        image = StreamObject.initialize_from_dictionary(
-            {
-                **_image_entries(width, height),
-                NameObject("/Filter"): NameObject("/FlateDecode"),
-                NameObject("/DecodeParms"): DictionaryObject(
-                    {
-                        NameObject("/Predictor"): NumberObject(15),
-                        NameObject("/Colors"): NumberObject(1),
-                        NameObject("/BitsPerComponent"): NumberObject(1),
-                        NameObject("/Columns"): NumberObject(width),
-                    }
-                ),
-                "__streamdata__": data,
-            }
-        )
-        return _Badge(width, height, _caption_top(dark.any(axis=1)), image)
+        return _Badge(width, height, _caption_top(dark.any(axis=1)), data, as_png=True)
     mono = _bilevel(badge_png)
     pixels = np.asarray(mono, dtype=bool)
-    raw = DecodedStreamObject()
     # Packed rows, MSB first, each padded to a byte, 1 = white: DeviceGray at 1 bit per sample.
     # numpy packs the same bytes as Pillow's tobytes() for mode "1", about ten times faster.
-    raw.set_data(np.packbits(pixels, axis=1).tobytes())
-    raw.update(_image_entries(mono.width, mono.height))
-    return _Badge(mono.width, mono.height, _caption_top(~pixels.all(axis=1)), raw.flate_encode())
-
-
-def _image_entries(width: int, height: int) -> dict[Any, Any]:
-    return {
-        NameObject("/Type"): NameObject("/XObject"),
-        NameObject("/Subtype"): NameObject("/Image"),
-        NameObject("/Width"): NumberObject(width),
-        NameObject("/Height"): NumberObject(height),
-        NameObject("/ColorSpace"): NameObject("/DeviceGray"),
-        NameObject("/BitsPerComponent"): NumberObject(1),
-    }
+    packed = zlib.compress(np.packbits(pixels, axis=1).tobytes())
+    return _Badge(mono.width, mono.height, _caption_top(~pixels.all(axis=1)), packed, as_png=False)
 
 
 def _png_rows(png: bytes) -> tuple[int, int, bytes, np.ndarray] | None:
@@ -206,7 +178,7 @@ def _cm(matrix: Matrix) -> str:
     return " ".join(f"{v:.6f}".rstrip("0").rstrip(".") or "0" for v in matrix) + " cm"
 
 
-def _free_name(names: DictionaryObject, stem: str) -> str:
+def _free_name(names: pikepdf.Object, stem: str) -> str:
     """A resource name the page does not use yet (a page stamped before keeps its badge)."""
     n = 0
     while f"/{stem}{n}" in names:
@@ -214,39 +186,35 @@ def _free_name(names: DictionaryObject, stem: str) -> str:
     return f"/{stem}{n}"
 
 
-def _add_resource(page: DictionaryObject, kind: str, stem: str, value: PdfObject) -> str:
+def _add_resource(page: pikepdf.Object, kind: str, stem: str, value: pikepdf.Object) -> str:
     """Put `value` into the page's /Resources sub-dictionary `kind` (/XObject, /Font) under a
     free name and return the name. The page gets its own copies of both dictionaries: one shared
     with other pages (or inherited) stays as it was."""
     resources = page.get("/Resources")
-    resources = resources.get_object() if resources is not None else None
-    resources = DictionaryObject(resources if isinstance(resources, DictionaryObject) else {})
+    resources = resources.copy() if isinstance(resources, Dictionary) else Dictionary()
     found = resources.get(kind)
-    found = found.get_object() if found is not None else None
-    found = DictionaryObject(found if isinstance(found, DictionaryObject) else {})
+    found = found.copy() if isinstance(found, Dictionary) else Dictionary()
     name = _free_name(found, stem)
-    found[NameObject(name)] = value
-    resources[NameObject(kind)] = found
-    page[NameObject("/Resources")] = resources
+    found[name] = value
+    resources[kind] = found
+    page.Resources = resources
     return name
 
 
-def _draw_over(add: _Add, page: DictionaryObject, ops: list[str]) -> None:
+def _draw_over(objects: Objects, page: pikepdf.Object, ops: list[str]) -> None:
     """Draw `ops` over the page's content, which is wrapped in q/Q so that a graphics state it
     leaves changed cannot move or recolour the stamp. The existing content is not parsed (a
     merge of pages parses both content streams, the larger part of a stamp's time)."""
-    opening, closing = DecodedStreamObject(), DecodedStreamObject()
-    opening.set_data(b"q")
-    closing.set_data(("Q\n" + "\n".join(ops)).encode("ascii"))
+    opening = objects.add_stream(b"q", {})
+    closing = objects.add_stream(("Q\n" + "\n".join(ops)).encode("ascii"), {})
     existing = page.get("/Contents")
-    existing = existing.get_object() if existing is not None else None
-    if isinstance(existing, ArrayObject):
+    if isinstance(existing, Array):
         parts = list(existing)
     elif existing is None:
         parts = []
     else:
-        parts = [page.raw_get("/Contents")]
-    page[NameObject("/Contents")] = ArrayObject([add(opening), *parts, add(closing)])
+        parts = [existing]
+    page.Contents = Array([opening, *parts, closing])
 
 
 def _display_to_user(rotate: int, box: tuple[float, float, float, float]) -> Matrix:
@@ -290,44 +258,29 @@ def stamp_badge(
     """Draw the badge `size_mm` wide in `corner` of page `page` (0-based), `margin_mm` from the
     visible edges, and write `payload` into the PDF's metadata. Returns the new PDF.
 
-    A PDF that pypdf reads strictly gets an incremental update: its bytes stay as they were and
-    the page, catalog and information dictionary are appended in new versions with the badge
-    (`pdf_append`). Any other (one pypdf has to repair) is rewritten whole, as before."""
+    A PDF that qpdf reads without repairing anything gets an incremental update: its bytes stay
+    as they were and the page, catalog and information dictionary are appended in new versions
+    with the badge (`pdf_append`). Any other is repaired by qpdf and rewritten whole."""
     if corner not in CORNERS:
         raise PdfError(f"corner must be one of {', '.join(CORNERS)}")
     if not (math.isfinite(size_mm) and size_mm > 0 and math.isfinite(margin_mm) and margin_mm >= 0):
         raise PdfError("the badge size must be positive and the margin not negative")
-    strict = open_strict(pdf)
-    reader = strict if strict is not None else open_reader(pdf)
-    if not 0 <= page < len(reader.pages):
-        raise PdfError(f"the PDF has {len(reader.pages)} page(s); page {page + 1} does not exist")
     check_payload(payload)
-    badge = _badge(badge_png)
-    place = _Placement(badge, payload, corner, size_mm, margin_mm)
-    if strict is not None:
-        try:
-            update = Update(pdf, strict)
-            target = strict.pages[page]
-            edited = DictionaryObject(target)
-            place.draw(target, edited, update.add)
-            assert target.indirect_reference is not None  # a page read from a file has one
-            update.replace(target.indirect_reference, edited)
-            update_metadata(update, strict, payload)
-            return update.to_bytes()
-        except PdfError:
-            raise
-        except _DAMAGE:  # damage a strict reader met only now: rewrite it whole after all
-            reader = open_reader(pdf)
-    with damage_as_pdf_error("the badge could not be drawn on this PDF"):
-        writer = PdfWriter(clone_from=reader)
-        target = writer.pages[page]
-        place.draw(target, target, writer._add_object)
-    return _write(writer, _existing_xmp(reader), payload)
+    place = _Placement(_badge(badge_png), payload, corner, size_mm, margin_mm)
+
+    def change(doc: pikepdf.Pdf, objects: Objects) -> None:
+        pages = len(doc.pages)
+        if not 0 <= page < pages:
+            raise PdfError(f"the PDF has {pages} page(s); page {page + 1} does not exist")
+        place.draw(objects, doc.pages[page].obj)
+        set_metadata(doc, objects, payload)
+
+    return edit(pdf, change, "the badge could not be drawn on this PDF")
 
 
 @dataclass(frozen=True)
 class _Placement:
-    """Where and how one badge goes on a page: the drawing both ways of writing share."""
+    """Where and how one badge goes on a page."""
 
     badge: _Badge
     payload: str
@@ -335,12 +288,12 @@ class _Placement:
     size_mm: float
     margin_mm: float
 
-    def draw(self, page: PageObject, edited: DictionaryObject, add: _Add) -> None:
-        """Add the badge and its caption to `edited`, the version of `page` that is written
-        (`page` itself when the whole document is rewritten)."""
+    def draw(self, objects: Objects, page: pikepdf.Object) -> None:
+        """Add the badge and its caption to `page` (changed in place)."""
         badge = self.badge
-        crop = page.cropbox
-        box = (float(crop.left), float(crop.bottom), float(crop.right), float(crop.top))
+        crop = page.get("/CropBox")
+        x0, y0, x1, y1 = (float(v) for v in (crop if crop is not None else page.MediaBox))
+        box = (x0, y0, x1, y1)
         rotate = int(page.get("/Rotate", 0) or 0) % 360
         rotate = rotate if rotate in (0, 90, 180, 270) else 0  # other values are invalid
         shown_w, shown_h = box[2] - box[0], box[3] - box[1]
@@ -363,8 +316,8 @@ class _Placement:
         to_user = _display_to_user(rotate, box)
         placed: Matrix = (scale, 0, 0, scale, left, bottom + below)
         beneath: Matrix = (1, 0, 0, 1, left, bottom)
-        image = _add_resource(edited, "/XObject", "PVBadge", add(badge.image))
-        font = _add_resource(edited, "/Font", "PVCaption", _courier())
+        image = _add_resource(page, "/XObject", "PVBadge", badge.image(objects))
+        font = _add_resource(page, "/Font", "PVCaption", _courier())
         reference = parse_barcode(self.payload).service_reference
         ops = [
             f"q {_cm(_multiply(placed, to_user))} {badge.width} 0 0 {badge.height} 0 0 cm "
@@ -373,14 +326,9 @@ class _Placement:
             *_caption_ops(width, band + below, reference, font),
             "Q",
         ]
-        _draw_over(add, edited, ops)
+        _draw_over(objects, page, ops)
+        objects.changed(page)
 
 
-def _courier() -> DictionaryObject:
-    return DictionaryObject(
-        {
-            NameObject("/Type"): NameObject("/Font"),
-            NameObject("/Subtype"): NameObject("/Type1"),
-            NameObject("/BaseFont"): NameObject("/Courier"),
-        }
-    )
+def _courier() -> pikepdf.Object:
+    return Dictionary(Type=Name.Font, Subtype=Name.Type1, BaseFont=Name.Courier)

@@ -1,6 +1,7 @@
 """Stamps and metadata as incremental updates (issue 12): the original bytes stay a prefix, the
-update is read by pypdf, pdfium, poppler (when installed) and qpdf's checks alike, and a PDF
-pypdf has to repair is still stamped, by a rewrite.
+update is read by pypdf, pdfium, poppler and qpdf's checks alike, and a PDF qpdf has to repair is
+still stamped, by a rewrite. poppler's pdftoppm and qpdf are checked when installed; under CI
+(scripts/bootstrap installs both) a missing one fails the test instead.
 
 The documents: a blank page pypdf wrote, a payslip printed by Chromium (tests/data), the same
 payslip with its objects in object streams behind a cross-reference stream, and a file whose
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import random
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -88,9 +91,18 @@ def _codes(pdf: bytes, page: int = 0) -> list[str]:
     return sorted(c.text for c in zxingcpp.read_barcodes(grey))
 
 
+def _installed(program: str) -> bool:
+    """Whether `program` is on PATH; CI runs every check, so there a missing one fails."""
+    if shutil.which(program):
+        return True
+    if os.environ.get("CI"):
+        pytest.fail(f"{program} is not installed (scripts/bootstrap installs it)")
+    return False
+
+
 def _poppler_codes(pdf: bytes, folder: Path) -> list[str] | None:
     """The QR codes on page 1 rendered by poppler's pdftoppm, or None when it is not installed."""
-    if shutil.which("pdftoppm") is None:
+    if not _installed("pdftoppm"):
         return None
     source = folder / "stamped.pdf"
     source.write_bytes(pdf)
@@ -130,7 +142,7 @@ def test_a_stamp_appends_to_the_original_and_every_reader_takes_it(
     assert not caplog.records  # nothing pypdf had to guess or repair
     assert _codes(stamped) == [url]
     assert _poppler_codes(stamped, tmp_path) in (None, [url])
-    if shutil.which("qpdf"):
+    if _installed("qpdf"):
         (tmp_path / "checked.pdf").write_bytes(stamped)
         check = subprocess.run(
             ["qpdf", "--check", str(tmp_path / "checked.pdf")], capture_output=True, timeout=60
@@ -215,11 +227,12 @@ def _broken_startxref(pdf: bytes) -> bytes:
     return head + b"startxref" + tail.replace(str(offset).encode(), str(offset - 7).encode(), 1)
 
 
-def test_a_pdf_pypdf_has_to_repair_is_rewritten_and_still_reads() -> None:
+def test_a_pdf_qpdf_has_to_repair_is_rewritten_and_still_reads() -> None:
     damaged = _broken_startxref((DATA / "payslip-browser.pdf").read_bytes())
     url, payload, png = _record()
     stamped = stamp_badge(damaged, png, payload)
     assert not stamped.startswith(damaged)  # rewritten whole, with sound cross-references
+    assert stamped == stamp_badge(damaged, png, payload)  # deterministic bytes here too
     PdfReader(io.BytesIO(stamped), strict=True)
     assert read_payload_metadata(stamped) == (payload, payload)
     assert _codes(stamped) == [url]
@@ -265,17 +278,40 @@ def test_a_one_bit_png_goes_in_as_it_is_and_matches_the_decoded_path(width: int)
     pixels[: width - 20] = rng.random((width - 20, width)) < 0.5  # the "code"
     pixels[width + 10 : width + 30, 20:-20] = False  # a caption block under a white gap
     png = encode_png_1bit(np.packbits(pixels, axis=1), width)
-    direct = _badge(png)
     other = io.BytesIO()
     Image.fromarray(pixels).convert("L").save(other, format="PNG")  # 8-bit: decoded path
-    decoded = _badge(other.getvalue())
+    direct, decoded = _badge(png), _badge(other.getvalue())
     assert direct.caption_top == decoded.caption_top == width + 10
-    assert "/DecodeParms" in direct.image and "/DecodeParms" not in decoded.image
-    assert direct.image.get_data() == decoded.image.get_data()  # the same packed pixels
+    assert direct.as_png and not decoded.as_png
     writer = PdfWriter()
     writer.add_blank_page(595, 842)
     _, payload, _ = _record()
-    stamped = stamp_badge(_written(writer), png, payload)
-    (embedded,) = PdfReader(io.BytesIO(stamped)).pages[0].images
-    assert embedded.image is not None
-    assert np.array_equal(np.asarray(embedded.image.convert("1")), pixels)
+    for badge in (png, other.getvalue()):
+        stamped = stamp_badge(_written(writer), badge, payload)
+        (embedded,) = PdfReader(io.BytesIO(stamped)).pages[0].images
+        assert embedded.image is not None
+        assert np.array_equal(np.asarray(embedded.image.convert("1")), pixels)
+
+
+def test_stamping_needs_no_lxml() -> None:
+    """pikepdf imports lxml only for its XMP helper, which the stamp does not use: the desktop
+    bundle leaves lxml out. A stamp (update and rewrite) in a Python where lxml cannot load."""
+    script = (
+        "import sys; sys.modules['lxml'] = None\n"  # any import of lxml now fails
+        "from pathlib import Path\n"
+        "from tests.service.test_pdf_append import DATA, _broken_startxref, _record\n"
+        "from service.protocol.pdf_metadata import read_payload_metadata\n"
+        "from service.protocol.pdf_stamp import stamp_badge\n"
+        "_, payload, png = _record()\n"
+        "pdf = (DATA / 'payslip-objstm.pdf').read_bytes()\n"
+        "for document in (pdf, _broken_startxref(pdf)):\n"
+        "    stamped = stamp_badge(document, png, payload)\n"
+        "    assert read_payload_metadata(stamped) == (payload, payload)\n"
+        "    print(stamped.startswith(document))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "False"]  # an update, then a rewrite
