@@ -119,6 +119,19 @@ def shot(screen: VerifyScreen, screenshot_dir: Path, name: str) -> None:
     assert path.stat().st_size > 10_000
 
 
+def card_shows(screen: VerifyScreen, *expected: str) -> list[str]:
+    """The card's visible texts, once each expected text was found among them."""
+    texts = screen.card.visible_texts()
+    missing = [text for text in expected if text not in texts]
+    assert not missing, (missing, texts)
+    return texts
+
+
+def open_dialog_picks(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """The next "Open…" dialog answers with `path`, as if the desk had chosen it."""
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+
+
 class FakeVerifier:
     """A verifier that answers every call with one error, for codes a demo cannot produce."""
 
@@ -181,9 +194,7 @@ def test_demo_samples_verify_through_the_image_pipeline(
     shot(screen, screenshot_dir, "scan_page")
     state = wait_result(qtbot, screen, screen.sample_buttons[0].click)
     assert state == "verified"
-    texts = screen.card.visible_texts()
-    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED, "Alex Example"):
-        assert expected in texts
+    texts = card_shows(screen, "VERIFIED", ISSUER, AU_NET, AU_MASKED, "Alex Example")
     assert "12345678" not in texts
     shot(screen, screenshot_dir, "sample_verified")
 
@@ -207,12 +218,10 @@ def test_image_file_from_the_open_dialog(
     photo = camera_frame(badge_grey(nz.scan_url), seed=3)
     path = tmp_path / "photo of badge.jpg"
     assert cv2.imwrite(str(path), photo, [cv2.IMWRITE_JPEG_QUALITY, 60])
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    open_dialog_picks(monkeypatch, path)
     screen = make_screen()
     assert wait_result(qtbot, screen, screen.open_image_button.click) == "verified"
-    texts = screen.card.visible_texts()
-    for expected in ("VERIFIED", ISSUER, NZ_NET, "Sam Sample", "••-••••-••••••3-00"):
-        assert expected in texts
+    card_shows(screen, "VERIFIED", ISSUER, NZ_NET, "Sam Sample", "••-••••-••••••3-00")
     shot(screen, screenshot_dir, "image_verified")
 
 
@@ -238,9 +247,7 @@ def test_pdf_with_metadata_dropped_on_the_screen(
     )
     assert wait_result(qtbot, screen, lambda: screen.dropEvent(drop)) == "verified"
     assert drop.isAccepted()
-    texts = screen.card.visible_texts()
-    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED):
-        assert expected in texts
+    card_shows(screen, "VERIFIED", ISSUER, AU_NET, AU_MASKED)
     shot(screen, screenshot_dir, "pdf_verified")
 
 
@@ -256,7 +263,7 @@ def test_pdf_whose_metadata_and_qr_disagree(
     path = tmp_path / "tampered.pdf"
     # The printed badge is the NZ payslip, the hidden metadata the AU one.
     path.write_bytes(stamp_badge(blank_pdf(), render_badge_png(nz.scan_url), au.payload))
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    open_dialog_picks(monkeypatch, path)
     screen = make_screen()
     assert wait_result(qtbot, screen, screen.open_pdf_button.click) == "not_verified"
     texts = screen.card.visible_texts()
@@ -281,9 +288,7 @@ def test_pasted_text_and_enter(
     screen.code_field.setText(f"  {au.payload}\n")
     state = wait_result(qtbot, screen, lambda: qtbot.keyClick(screen.code_field, Qt.Key.Key_Return))
     assert state == "verified"
-    texts = screen.card.visible_texts()
-    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED):
-        assert expected in texts
+    card_shows(screen, "VERIFIED", ISSUER, AU_NET, AU_MASKED)
     shot(screen, screenshot_dir, "text_verified")
 
 
@@ -653,9 +658,7 @@ def test_recorded_camera_verifies_a_badge_once(
     with qtbot.waitSignal(screen.result_shown, timeout=RESULT_TIMEOUT) as shown:
         pass
     assert shown.args == ["verified"]
-    texts = screen.card.visible_texts()
-    for expected in ("VERIFIED", ISSUER, AU_NET, AU_MASKED):
-        assert expected in texts
+    card_shows(screen, "VERIFIED", ISSUER, AU_NET, AU_MASKED)
     shot(screen, screenshot_dir, "camera_verified")
     # The video ends (a camera unplugged): said plainly, the result stays, nothing crashes,
     # and the badge still in view was verified only once.
@@ -735,7 +738,7 @@ def test_settings_choose_the_camera_by_name_with_a_live_preview(
     qtbot.waitUntil(lambda: dialog.camera_preview.text() == NO_CAMERA_MESSAGE, timeout=5000)
     badge = badge_grey(sample(demo_context, "AU").scan_url)
     video = write_video(tmp_path / "desk camera.avi", [camera_frame(badge, i) for i in range(60)])
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(video), ""))
+    open_dialog_picks(monkeypatch, video)
     dialog._browse_video()
     qtbot.waitUntil(
         lambda: (
