@@ -59,7 +59,7 @@ def write_outputs(job: OutputJob) -> OutputDone:
     except OSError:
         return OutputDone(True, False, "the payslip PDF could not be read")
     try:
-        from service.protocol.pdf_stamp import stamp_badge  # pypdf: only when a run stamps
+        from service.protocol.pdf_stamp import stamp_badge  # pikepdf (qpdf): only when a run stamps
 
         stamped = stamp_badge(original, png, job.payload, job.pdf_page - 1, job.pdf_corner)
     except Exception as exc:  # a damaged PDF, a page out of range: the badge stands alone
