@@ -1,7 +1,8 @@
 """Scale-out benchmark on PostgreSQL and Redis on loopback: ratios measured in one run.
 
 1. verify req/s and p99 with 1, 2 and 4 workers, against /healthz of the same server
-   (target >= 0.8 each), and 2 workers vs 1 (target >= 1.6 on a 2-core machine).
+   (target >= 0.8 each), and 2 workers vs 1 (target >= 1.6 on a 2-core machine); with 1 worker
+   also the CPU time one request costs in the worker and in PostgreSQL (Linux).
    `--servers gunicorn,granian` runs the same for granian (how the server was chosen).
 2. a 1000-record batch over HTTP vs a COPY of the same rows into a scratch table (target <= 4).
 3. a pay-day simulation: batches of 1000 from 8 concurrent clients with verifications mixed in:
@@ -172,6 +173,42 @@ def seed(url: str, itok: str, instance: Instance, count: int) -> list[str]:
     return payloads
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (Linux /proc)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_request(
+    proc: subprocess.Popen[str], database_url: str, seconds: int, *wrk_args: str
+) -> tuple[float, float, float]:
+    """(requests/s, worker CPU us per request, PostgreSQL CPU us per request) for one wrk run:
+    what a request costs, which other jobs on a shared machine barely change (they change how
+    much CPU is left, i.e. requests/s). PostgreSQL: the backends of this database only."""
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    workers = [int(pid) for pid in children]
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        backends = [
+            int(row[0])
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        ]
+    before = _cpu_seconds(workers), _cpu_seconds(backends)
+    rps, _ = wrk(wrk_args[0], seconds, *wrk_args[1:])
+    requests = rps * seconds
+    return (
+        rps,
+        (_cpu_seconds(workers) - before[0]) / requests * 1e6,
+        (_cpu_seconds(backends) - before[1]) / requests * 1e6,
+    )
+
+
 def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
     """verify vs /healthz per worker count. The two alternate for `--rounds` rounds and each
     figure is the median over rounds: other jobs on a shared machine come and go within a run,
@@ -183,6 +220,7 @@ def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
             proc = start(server, workers, instance, tmp / "metrics")
             url = proc.url  # type: ignore[attr-defined]
             rounds: list[tuple[float, float, float]] = []
+            cost: list[tuple[float, float, float]] = []
             try:
                 vtok = token(url, instance.verifier)
                 itok = token(url, instance.issuer)
@@ -196,6 +234,14 @@ def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
                         f"{url}/v1/verifications/payload", args.seconds, "POST", body, vtok
                     )
                     rounds.append((verify, p99, health))
+                if server == "gunicorn" and workers == 1 and Path("/proc").is_dir():
+                    cost = [
+                        cpu_per_request(proc, instance.database_url, args.seconds, *call)
+                        for call in (
+                            (f"{url}/healthz",),
+                            (f"{url}/v1/verifications/payload", "POST", body, vtok),
+                        )
+                    ]
             finally:
                 stop(proc)
             verify, p99, health = (statistics.median(r[i] for r in rounds) for i in range(3))
@@ -207,6 +253,15 @@ def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
                 f"rounds {', '.join(f'{v / h:.2f}' for v, _, h in rounds)})",
                 flush=True,
             )
+            if server == "gunicorn" and workers == 1 and cost:
+                (_, h_worker, _), (_, v_worker, v_pg) = cost
+                print(
+                    f"{server:8} CPU per request, 1 worker: /healthz {h_worker:.0f} us in the "
+                    f"worker; verify {v_worker:.0f} us in the worker + {v_pg:.0f} us in "
+                    f"PostgreSQL (the worker's CPU alone bounds verify/healthz at "
+                    f"{h_worker / v_worker:.2f})",
+                    flush=True,
+                )
         if 1 in figures and 2 in figures:
             print(
                 f"{server:8} 2 workers vs 1: {figures[2][0] / figures[1][0]:.2f} (target >= 1.6)",
