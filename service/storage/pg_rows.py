@@ -6,11 +6,12 @@ that a reviewer and ruff's injection check can read as is.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, TypeVar
 
 import orjson
-from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from service.storage.port import Client, KeyVersion, Record
@@ -24,21 +25,7 @@ RECORD_INSERT: Final = (
 
 def record_params(record: Record) -> tuple[Any, ...]:
     """The values of `RECORD_INSERT`, in its column order."""
-    return (
-        record.service_reference,
-        record.issuer_id,
-        record.schema,
-        record.issued_at,
-        Jsonb(record.payslip_non_pii),
-        record.iv,
-        record.tag,
-        record.key_version,
-        record.fingerprint,
-        record.registered_at,
-        record.status,
-        record.revoked_at,
-        record.revoke_reason,
-    )
+    return _record_values(record, Jsonb(record.payslip_non_pii))
 
 
 RECORD_COPY: Final = (
@@ -59,12 +46,18 @@ def _json_text(value: Any) -> str:
 
 def record_copy_values(record: Record) -> tuple[Any, ...]:
     """One row of `RECORD_COPY`: as `record_params`, the JSON column as text."""
+    return _record_values(record, _json_text(record.payslip_non_pii))
+
+
+def _record_values(record: Record, non_pii: Any) -> tuple[Any, ...]:
+    """A record's values in the column order of `RECORD_INSERT` and `RECORD_COPY`, with
+    `non_pii` (the payslip_non_pii column, as the statement wants it) in its place."""
     return (
         record.service_reference,
         record.issuer_id,
         record.schema,
         record.issued_at,
-        _json_text(record.payslip_non_pii),
+        non_pii,
         record.iv,
         record.tag,
         record.key_version,
@@ -76,43 +69,25 @@ def record_copy_values(record: Record) -> tuple[Any, ...]:
     )
 
 
-def record_from_row(row: DictRow) -> Record:
-    return Record(
-        service_reference=row["service_reference"],
-        issuer_id=row["issuer_id"],
-        schema=row["schema"],
-        issued_at=row["issued_at"],
-        payslip_non_pii=row["payslip_non_pii"],
-        iv=row["iv"],
-        tag=row["tag"],
-        key_version=row["key_version"],
-        fingerprint=row["fingerprint"],
-        registered_at=row["registered_at"],
-        status=row["status"],
-        revoked_at=row["revoked_at"],
-        revoke_reason=row["revoke_reason"],
-    )
+_Row = TypeVar("_Row", Record, KeyVersion, Client)
+_COLUMNS: Final[dict[type[Any], tuple[str, ...]]] = {
+    kind: tuple(f.name for f in dataclasses.fields(kind)) for kind in (Record, KeyVersion, Client)
+}
 
 
-def key_from_row(row: DictRow | dict[str, Any]) -> KeyVersion:
-    return KeyVersion(
-        key_version=row["key_version"],
-        issuer_id=row["issuer_id"],
-        number=row["number"],
-        state=row["state"],
-        wrapped=row["wrapped"],
-        created_at=row["created_at"],
-        retired_at=row["retired_at"],
-    )
+def _from_row(kind: type[_Row], row: Mapping[str, Any]) -> _Row:
+    """The port's dataclasses name their fields as the schema names its columns, so a row (or
+    a JSON object built from one with `to_jsonb`) maps onto one field by field."""
+    return kind(**{name: row[name] for name in _COLUMNS[kind]})
 
 
-def client_from_row(row: DictRow | dict[str, Any]) -> Client:
-    return Client(
-        client_id=row["client_id"],
-        role=row["role"],
-        owner_id=row["owner_id"],
-        name=row["name"],
-        secret_hmac=row["secret_hmac"],
-        created_at=row["created_at"],
-        disabled=row["disabled"],
-    )
+def record_from_row(row: Mapping[str, Any]) -> Record:
+    return _from_row(Record, row)
+
+
+def key_from_row(row: Mapping[str, Any]) -> KeyVersion:
+    return _from_row(KeyVersion, row)
+
+
+def client_from_row(row: Mapping[str, Any]) -> Client:
+    return _from_row(Client, row)
