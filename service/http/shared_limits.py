@@ -126,17 +126,11 @@ class SharedState:
         if warn:
             mode = "failing closed (503)" if self.fail_closed else "failing open"
             log.warning("Redis unreachable for %s (%s): %s", what, type(exc).__name__, mode)
-        if self.fail_closed:
-            raise ServiceError(
-                ErrorCode.SERVICE_UNAVAILABLE,
-                "the limits store is not answering; retry later",
-                retry_after=max(1, round(self._retry_after)),
-            )
-        if self._on_fail_open is not None:
-            self._on_fail_open(what)
+        self.unavailable(what)
 
     def unavailable(self, what: str) -> None:
-        """Called instead of Redis while it is marked down."""
+        """Called instead of Redis while it is marked down (and after a failure): 503 when
+        failing closed, else the fail-open hook is told and the caller goes on without Redis."""
         if self.fail_closed:
             raise ServiceError(
                 ErrorCode.SERVICE_UNAVAILABLE,
