@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypedDict, TypeVar, cast
 
 from tinydb.storages import Storage
 
@@ -51,6 +51,17 @@ T = TypeVar("T")
 
 DEFAULT_COMPACT_LINES = 20_000
 DEFAULT_COMPACT_BYTES = 64 * 1024 * 1024
+
+
+class JournalOptions(TypedDict, total=False):
+    """`JournaledStorage`'s tuning keywords (defaults and meaning there), as `TinyDBStore` takes
+    them and passes them on unchanged."""
+
+    compact_lines: int
+    compact_bytes: int
+    background_compaction: bool
+    compact_on_close: bool
+    refresh_interval: float
 
 
 class JournaledStorage(Compaction, Storage):

@@ -9,9 +9,11 @@ concern so each part can be read alone:
 - `tinydb_state.py`: the documents in memory and the transaction (`Tx`) that collects writes.
 - `tinydb_engine.py`: `JournaledStorage`, the TinyDB `Storage` that commits each transaction as
   one fsynced journal line, follows other processes' commits and compacts.
-- this module: `TinyDBStore`, the `Store` port on top, with dict indexes (records by reference,
-  by (issuer_id, iv), and every small table by its id) so lookups cost microseconds, and the
-  uniqueness rules applied inside one exclusive transaction.
+- `tinydb_index.py`: the indexes over records the port needs besides the reference ((issuer_id,
+  iv) for the IV rule, counts per issuer), kept in step with every change.
+- this module: `TinyDBStore`, the `Store` port on top (records by reference and every small
+  table by its id, so lookups cost microseconds), and the uniqueness rules applied inside one
+  exclusive transaction.
 
 `JournaledStorage`, `Tx`, `Observer` and the compaction defaults are re-exported here, so code
 that imported them from this module before the split keeps working.
@@ -24,13 +26,12 @@ import logging
 import operator
 import os
 import shutil
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, Unpack, cast
 
 from service.storage.add_rule import resolve_additions
-from service.storage.journal import Doc, Tables
+from service.storage.journal import Doc
 from service.storage.port import (
     AddOutcome,
     Client,
@@ -47,7 +48,9 @@ from service.storage.tinydb_engine import (
     DEFAULT_COMPACT_BYTES,
     DEFAULT_COMPACT_LINES,
     JournaledStorage,
+    JournalOptions,
 )
+from service.storage.tinydb_index import RecordIndex
 from service.storage.tinydb_state import Observer, Tx
 
 __all__ = [
@@ -99,49 +102,6 @@ def _as_doc(obj: Any) -> Doc:
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
-class _RecordIndex:
-    """Indexes over records the port needs besides the reference: (issuer_id, iv) for the IV
-    rule, and per-issuer counts, kept in step by `JournaledStorage`."""
-
-    def __init__(self) -> None:
-        self.by_iv: dict[tuple[str, str], str] = {}
-        self.records: Counter[str] = Counter()
-        self.revoked: Counter[str] = Counter()
-
-    def reset(self, tables: Tables) -> None:
-        by_iv: dict[tuple[str, str], str] = {}
-        records: Counter[str] = Counter()
-        revoked: Counter[str] = Counter()
-        for doc in tables.get("records", {}).values():
-            by_iv[(doc["issuer_id"], doc["iv"])] = doc["service_reference"]
-            records[doc["issuer_id"]] += 1
-            if doc.get("status") == "revoked":
-                revoked[doc["issuer_id"]] += 1
-        self.by_iv, self.records, self.revoked = by_iv, records, revoked
-
-    def put(self, table: str, old: Doc | None, new: Doc | None) -> None:
-        if table != "records":
-            return
-        if old is not None:
-            key = (old["issuer_id"], old["iv"])
-            if self.by_iv.get(key) == old["service_reference"]:
-                del self.by_iv[key]
-            _decrement(self.records, old["issuer_id"])
-            if old.get("status") == "revoked":
-                _decrement(self.revoked, old["issuer_id"])
-        if new is not None:
-            self.by_iv[(new["issuer_id"], new["iv"])] = new["service_reference"]
-            self.records[new["issuer_id"]] += 1
-            if new.get("status") == "revoked":
-                self.revoked[new["issuer_id"]] += 1
-
-
-def _decrement(counter: Counter[str], key: str) -> None:
-    counter[key] -= 1
-    if counter[key] <= 0:
-        del counter[key]
-
-
 MIN_FREE_BYTES = 4 * 1024 * 1024
 """Below this much free disk the store reports not ready: a 1000-record batch's journal line
 is about 0.7 MB, and a compaction rewrites the snapshot beside the old one."""
@@ -152,27 +112,12 @@ class TinyDBStore:
     (the server and the admin CLI) on one data directory; every mutation is fsynced before it
     returns and survives kill -9."""
 
-    def __init__(
-        self,
-        data_dir: Path,
-        *,
-        compact_lines: int = DEFAULT_COMPACT_LINES,
-        compact_bytes: int = DEFAULT_COMPACT_BYTES,
-        background_compaction: bool = True,
-        compact_on_close: bool = True,
-        refresh_interval: float = 0.0,
-    ) -> None:
+    def __init__(self, data_dir: Path, **options: Unpack[JournalOptions]) -> None:
+        """`options`: how the journal compacts and follows other processes (`JournaledStorage`)."""
         self.data_dir = Path(data_dir)
-        self._index = _RecordIndex()
+        self._index = RecordIndex()
         self.storage = JournaledStorage(
-            self.data_dir,
-            key_fields=KEY_FIELDS,
-            observer=self._index,
-            compact_lines=compact_lines,
-            compact_bytes=compact_bytes,
-            background_compaction=background_compaction,
-            compact_on_close=compact_on_close,
-            refresh_interval=refresh_interval,
+            self.data_dir, key_fields=KEY_FIELDS, observer=self._index, **options
         )
 
     def __enter__(self) -> TinyDBStore:
