@@ -19,13 +19,16 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
 import pytest
 import redis
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from tests.factories import Sealed, sealed_record
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_DATABASE_URL = os.environ.get(
@@ -51,14 +54,15 @@ def require_redis(url: str = REDIS_URL) -> None:
 
 
 @contextlib.contextmanager
-def throwaway_database() -> Iterator[str]:
+def throwaway_database(prefix: str = "pv_scale") -> Iterator[str]:
     """The URL of a brand-new database, dropped (connections and all) afterwards."""
     try:
         admin = psycopg.connect(ADMIN_DATABASE_URL, autocommit=True, connect_timeout=3)
     except psycopg.Error as exc:
-        unavailable(f"PostgreSQL not reachable: {' '.join(str(exc).split())}")
+        detail = " ".join(str(exc).split())  # libpq messages span lines
+        unavailable(f"PostgreSQL not reachable at {redacted(ADMIN_DATABASE_URL)}: {detail}")
         raise  # unreachable: skip/fail raise
-    name = f"pv_scale_{secrets.token_hex(6)}"
+    name = f"{prefix}_{secrets.token_hex(6)}"
     with admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         try:
@@ -67,6 +71,13 @@ def throwaway_database() -> Iterator[str]:
             admin.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+def redacted(url: str) -> str:
+    """The URL as shown in skip/fail messages, without a password."""
+    params = conninfo_to_dict(url)
+    params.pop("password", None)
+    return make_conninfo("", **params)
 
 
 def run_cli(*args: str, env: dict[str, str]) -> dict[str, str]:
@@ -111,6 +122,15 @@ class Instance:
 
     def cli(self, *args: str) -> dict[str, str]:
         return run_cli("admin", "--data-dir", str(self.data_dir), *args, env=self.env)
+
+
+@contextlib.contextmanager
+def new_instance(data_dir: Path) -> Iterator[Instance]:
+    """An instance initialised in `data_dir` on a throwaway database; Redis is checked first, as
+    the servers started on it need it."""
+    require_redis()
+    with throwaway_database() as url:
+        yield Instance.create(data_dir, url)
 
 
 @dataclass
@@ -191,6 +211,25 @@ class Server:
             self.proc.stdout.close()
 
 
+@contextlib.contextmanager
+def two_hosts(
+    data_dir: Path, public_url: str, **env: str
+) -> Iterator[tuple[Instance, Server, Server]]:
+    """Two hosts: two `serve` processes of one new instance (2 workers each, different ports)
+    behind one public URL, sharing one PostgreSQL and one Redis (under a key prefix of their
+    own). `env`: more settings for both, e.g. a client rate limit; the per-IP limit is off."""
+    env = {
+        "PAYSLIP_RATE_LIMIT_IP": "off",
+        "PAYSLIP_REDIS_PREFIX": f"test-{secrets.token_hex(4)}",
+    } | env
+    with (
+        new_instance(data_dir) as instance,
+        Server.start(instance, 2, "--public-url", public_url, env=env) as a,
+        Server.start(instance, 2, "--public-url", public_url, env=env) as b,
+    ):
+        yield instance, a, b
+
+
 def read_listening(proc: subprocess.Popen[str], stderr_path: Path, timeout: float = 60) -> str:
     found: list[str] = []
 
@@ -224,3 +263,16 @@ def token(url: str, client: dict[str, str], audience: str | None = None) -> str:
     )
     assert reply.status_code == 200, reply.text
     return str(reply.json()["access_token"])
+
+
+def registered(url: str, instance: Instance, audience: str | None = None, **seal: Any) -> Sealed:
+    """A record sealed under the instance's issuer key (`seal`: more `sealed_record` keywords),
+    registered through the server at `url` with a new issuer token (for `audience`: the public
+    URL when the server has one)."""
+    sealed = sealed_record(instance.issuer["encryption_key"], **seal)
+    bearer = token(url, instance.issuer, audience=audience)
+    created = httpx.post(
+        f"{url}/v1/registerNonPII", json=sealed.body, headers={"Authorization": f"Bearer {bearer}"}
+    )
+    assert created.status_code == 201, created.text
+    return sealed

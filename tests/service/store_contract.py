@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -36,6 +37,25 @@ from service.storage.port import (
 
 ISSUER_A = "iss-a"
 ISSUER_B = "iss-b"
+
+
+def run_threads(n_threads: int, work: Callable[[int], None], *, timeout: float = 120) -> None:
+    """`work(0)` ... `work(n_threads - 1)` on as many threads at once; waits for them and fails
+    with what any of them raised (a thread's exception would otherwise only be printed)."""
+    errors: list[BaseException] = []
+
+    def guarded(t: int) -> None:
+        try:
+            work(t)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(n_threads)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=timeout)
+    assert not errors, errors
 
 
 def make_record(
@@ -562,36 +582,27 @@ class StoreContract:
         n_threads, n_items = 8, 40
         barrier = threading.Barrier(n_threads)
         results: dict[int, list[tuple[Record, AddOutcome]]] = {}
-        errors: list[BaseException] = []
 
         def work(t: int) -> None:
-            try:
-                mine: list[tuple[Record, AddOutcome]] = []
-                same_ref = [
-                    make_record(f"ref-{i}", iv=f"iv-t{t}-{i}", fingerprint=f"fp-t{t}-{i}")
-                    for i in range(n_items)
-                ]
-                same_iv = [
-                    make_record(f"ref-t{t}-{i}", iv=f"iv-shared-{i}", issuer=ISSUER_B)
-                    for i in range(n_items)
-                ]
-                barrier.wait()
-                for i in range(0, n_items, 4):  # mix single inserts and small batches
-                    chunk = [same_ref[i], same_iv[i]]
-                    mine += zip(chunk, store.add_records(chunk), strict=True)
-                    for j in range(i + 1, i + 4):
-                        mine += zip([same_ref[j]], store.add_records([same_ref[j]]), strict=True)
-                        mine += zip([same_iv[j]], store.add_records([same_iv[j]]), strict=True)
-                results[t] = mine
-            except BaseException as exc:  # pragma: no cover - reported below
-                errors.append(exc)
+            mine: list[tuple[Record, AddOutcome]] = []
+            same_ref = [
+                make_record(f"ref-{i}", iv=f"iv-t{t}-{i}", fingerprint=f"fp-t{t}-{i}")
+                for i in range(n_items)
+            ]
+            same_iv = [
+                make_record(f"ref-t{t}-{i}", iv=f"iv-shared-{i}", issuer=ISSUER_B)
+                for i in range(n_items)
+            ]
+            barrier.wait()
+            for i in range(0, n_items, 4):  # mix single inserts and small batches
+                chunk = [same_ref[i], same_iv[i]]
+                mine += zip(chunk, store.add_records(chunk), strict=True)
+                for j in range(i + 1, i + 4):
+                    mine += zip([same_ref[j]], store.add_records([same_ref[j]]), strict=True)
+                    mine += zip([same_iv[j]], store.add_records([same_iv[j]]), strict=True)
+            results[t] = mine
 
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(timeout=120)
-        assert not errors, errors
+        run_threads(n_threads, work)
         assert len(results) == n_threads
 
         winners_by_ref: Counter[str] = Counter()
@@ -618,25 +629,16 @@ class StoreContract:
         """Concurrent writers of every kind lose nothing."""
         n_threads = 8
         barrier = threading.Barrier(n_threads)
-        errors: list[BaseException] = []
 
         def work(t: int) -> None:
-            try:
-                barrier.wait()
-                for i in range(15):
-                    store.add_client(make_client(f"cl-{t}-{i}"))
-                    store.set_setting(f"s-{t}-{i}", str(i))
-                    store.add_records([make_record(f"r-{t}-{i}")])
-                    store.revoke_record(f"r-{t}-{i}", ISSUER_A, None, "2026-03-01T00:00:00Z")
-            except BaseException as exc:  # pragma: no cover - reported below
-                errors.append(exc)
+            barrier.wait()
+            for i in range(15):
+                store.add_client(make_client(f"cl-{t}-{i}"))
+                store.set_setting(f"s-{t}-{i}", str(i))
+                store.add_records([make_record(f"r-{t}-{i}")])
+                store.revoke_record(f"r-{t}-{i}", ISSUER_A, None, "2026-03-01T00:00:00Z")
 
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(timeout=120)
-        assert not errors, errors
+        run_threads(n_threads, work)
         assert len(store.list_clients()) == n_threads * 15
         assert store.get_setting("s-7-14") == "14"
         counts = store.counts()

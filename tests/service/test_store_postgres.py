@@ -8,7 +8,6 @@ except in CI (CI=true) where a missing server must fail loudly instead of silent
 
 from __future__ import annotations
 
-import os
 import secrets
 import socket
 import threading
@@ -21,7 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 
 from service.storage.pg_database import Retry, transaction
 from service.storage.pg_rows import RECORD_INSERT, record_params
@@ -35,45 +34,17 @@ from service.storage.port import (
     StoreUnavailable,
 )
 from service.storage.postgres_store import SCHEMA_VERSION, PostgresStore
-from tests.service.store_contract import StoreContract
+from tests.service.cluster import throwaway_database
+from tests.service.store_contract import StoreContract, run_threads
 
 pytestmark = pytest.mark.postgres
-
-DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
-
-
-def _admin_url() -> str:
-    return os.environ.get("PAYSLIP_TEST_DATABASE_URL", DEFAULT_URL)
-
-
-def _redacted(url: str) -> str:
-    """The URL as shown in skip/fail messages, without a password."""
-    params = conninfo_to_dict(url)
-    params.pop("password", None)
-    return make_conninfo("", **params)
 
 
 @pytest.fixture(scope="module")
 def database_url() -> Iterator[str]:
     """A fresh database for this module, dropped at the end."""
-    admin_url = _admin_url()
-    try:
-        admin = psycopg.connect(admin_url, autocommit=True, connect_timeout=3)
-    except psycopg.Error as exc:
-        detail = " ".join(str(exc).split())  # libpq messages span lines
-        reason = f"PostgreSQL not reachable at {_redacted(admin_url)}: {detail}"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{reason} (CI=true: a missing server is an error, not a skip)")
-        pytest.skip(reason)
-    name = f"pv_test_{secrets.token_hex(6)}"
-    with admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        try:
-            yield make_conninfo(admin_url, dbname=name)
-        finally:
-            admin.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    with throwaway_database(prefix="pv_test") as url:
+        yield url
 
 
 @pytest.fixture
@@ -181,14 +152,7 @@ class TestConcurrencyAcrossInstances:
             with lock:
                 results.extend(out)
 
-        threads = [
-            threading.Thread(target=register, args=(s, i))
-            for i, s in enumerate([store, second_store] * threads_per_store)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
+        run_threads(threads_per_store * 2, lambda i: register((store, second_store)[i % 2], i))
         counts = Counter(statuses(results))
         assert counts == {AddStatus.CREATED: 1, AddStatus.CONFLICT: threads_per_store * 2 - 1}
         winner = next(o.record for o in results if o.status is AddStatus.CREATED)
@@ -207,14 +171,7 @@ class TestConcurrencyAcrossInstances:
             barrier.wait()
             (results[i],) = s.add_records([record])
 
-        threads = [
-            threading.Thread(target=register, args=([store, second_store][i % 2], i))
-            for i in range(n_threads)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
+        run_threads(n_threads, lambda i: register((store, second_store)[i % 2], i))
         counts = Counter(o.status for o in results.values())
         assert counts == {AddStatus.CREATED: 1, AddStatus.IV_REUSED: n_threads - 1}
         assert store.counts().records_by_issuer == {"iss-1": 1}
@@ -234,14 +191,7 @@ class TestConcurrencyAcrossInstances:
             barrier.wait()
             results[i] = s.add_records(batch)
 
-        threads = [
-            threading.Thread(target=register, args=([store, second_store][i % 2], i))
-            for i in range(n_threads)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
+        run_threads(n_threads, lambda i: register((store, second_store)[i % 2], i))
         created: Counter[str] = Counter()
         for outcomes in results.values():
             assert len(outcomes) == batch_size
@@ -463,24 +413,17 @@ class TestSchemaAndPool:
     def test_concurrent_first_open_by_several_workers(self, schema_url: str) -> None:
         n = 6
         barrier = threading.Barrier(n)
-        errors: list[BaseException] = []
         stores: list[PostgresStore] = []
 
-        def open_store() -> None:
+        def open_store(_: int) -> None:
             barrier.wait()
-            try:
-                stores.append(PostgresStore(schema_url, pool_size=1))
-            except BaseException as exc:
-                errors.append(exc)
+            stores.append(PostgresStore(schema_url, pool_size=1))
 
-        threads = [threading.Thread(target=open_store) for _ in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
-        for s in stores:
-            s.close()
-        assert errors == []
+        try:
+            run_threads(n, open_store, timeout=60)
+        finally:
+            for s in stores:
+                s.close()
         assert len(stores) == n
 
     def test_newer_schema_version_is_refused(self, schema_url: str) -> None:
