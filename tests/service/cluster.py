@@ -123,6 +123,14 @@ class Instance:
     def cli(self, *args: str) -> dict[str, str]:
         return run_cli("admin", "--data-dir", str(self.data_dir), *args, env=self.env)
 
+    @property
+    def admin_client(self) -> dict[str, str]:
+        """The admin's credentials, as `token` takes a client's."""
+        return {
+            "client_id": self.admin["admin_client_id"],
+            "client_secret": self.admin["admin_client_secret"],
+        }
+
 
 @contextlib.contextmanager
 def new_instance(data_dir: Path) -> Iterator[Instance]:

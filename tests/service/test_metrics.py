@@ -12,16 +12,15 @@ import httpx
 import pytest
 
 from tests.factories import MARKER_ACCOUNT, MARKER_NAME, sealed_record
-from tests.service.cluster import Instance, Server, require_redis, throwaway_database, token
+from tests.service.cluster import Instance, Server, new_instance, token
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Instance]:
-    require_redis()
-    with throwaway_database() as url:
-        yield Instance.create(tmp_path_factory.mktemp("metrics") / "data", url)
+    with new_instance(tmp_path_factory.mktemp("metrics") / "data") as instance:
+        yield instance
 
 
 def _sample(text: str, name: str, **labels: str) -> float:

@@ -31,8 +31,9 @@ from tests.factories import sealed_record
 from tests.service.cluster import (
     Instance,
     Server,
+    new_instance,
+    registered,
     require_redis,
-    throwaway_database,
     token,
     unavailable,
 )
@@ -177,9 +178,8 @@ def test_postgresql_restarted_under_load_gives_503_never_500_and_recovers(
 
 @pytest.fixture(scope="module")
 def instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Instance]:
-    require_redis()
-    with throwaway_database() as url:
-        yield Instance.create(tmp_path_factory.mktemp("faults") / "data", url)
+    with new_instance(tmp_path_factory.mktemp("faults") / "data") as instance:
+        yield instance
 
 
 def test_sigterm_under_load_fails_no_accepted_request(instance: Instance) -> None:
@@ -188,12 +188,7 @@ def test_sigterm_under_load_fails_no_accepted_request(instance: Instance) -> Non
     (a balancer sends those to another host). Nothing else may happen."""
     with Server.start(instance, 2, "--threads", "4") as server:
         vtok = token(server.url, instance.verifier)
-        sealed = sealed_record(instance.issuer["encryption_key"])
-        httpx.post(
-            f"{server.url}/v1/registerNonPII",
-            json=sealed.body,
-            headers={"Authorization": f"Bearer {token(server.url, instance.issuer)}"},
-        ).raise_for_status()
+        sealed = registered(server.url, instance)
         outcomes: Counter[str] = Counter()
         lock = threading.Lock()
         signalled = threading.Event()

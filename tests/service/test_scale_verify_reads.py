@@ -6,14 +6,13 @@ its request, at once, on every host; nothing about a client or key is cached acr
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.factories import sealed_record
-from tests.service.cluster import Instance, Server, require_redis, throwaway_database, token
+from tests.service.cluster import Instance, Server, registered, token, two_hosts
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 
@@ -93,19 +92,9 @@ PUBLIC = "https://payslip.example.test"
 
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Instance, Server, Server]]:
-    require_redis()
-    env = {
-        "PAYSLIP_RATE_LIMIT_CLIENT": "off",
-        "PAYSLIP_RATE_LIMIT_IP": "off",
-        "PAYSLIP_REDIS_PREFIX": f"test-{secrets.token_hex(4)}",
-    }
-    with throwaway_database() as url:
-        instance = Instance.create(tmp_path_factory.mktemp("hosts") / "data", url)
-        with (
-            Server.start(instance, 2, "--public-url", PUBLIC, env=env) as a,
-            Server.start(instance, 2, "--public-url", PUBLIC, env=env) as b,
-        ):
-            yield instance, a, b
+    data_dir = tmp_path_factory.mktemp("hosts") / "data"
+    with two_hosts(data_dir, PUBLIC, PAYSLIP_RATE_LIMIT_CLIENT="off") as hosts:
+        yield hosts
 
 
 @pytest.mark.postgres
@@ -114,10 +103,7 @@ def test_a_client_disabled_through_one_host_is_refused_at_once_by_the_other(
     hosts: tuple[Instance, Server, Server],
 ) -> None:
     instance, a, b = hosts
-    sealed = sealed_record(instance.issuer["encryption_key"])
-    issuer_auth = {"Authorization": f"Bearer {token(a.url, instance.issuer, audience=PUBLIC)}"}
-    created = httpx.post(f"{a.url}/v1/registerNonPII", json=sealed.body, headers=issuer_auth)
-    assert created.status_code == 201, created.text
+    sealed = registered(a.url, instance, audience=PUBLIC)
     verifier = instance.cli("create-verifier", "--name", "Disabled desk")
     auth = {"Authorization": f"Bearer {token(b.url, verifier, audience=PUBLIC)}"}
 
@@ -128,11 +114,7 @@ def test_a_client_disabled_through_one_host_is_refused_at_once_by_the_other(
             ).status_code
 
     assert [verify() for _ in range(8)] == [200] * 8  # every worker of b has seen the client
-    admin = {
-        "client_id": instance.admin["admin_client_id"],
-        "client_secret": instance.admin["admin_client_secret"],
-    }
-    admin_auth = {"Authorization": f"Bearer {token(a.url, admin, audience=PUBLIC)}"}
+    admin_auth = {"Authorization": f"Bearer {token(a.url, instance.admin_client, audience=PUBLIC)}"}
     disabled = httpx.post(
         f"{a.url}/admin/v1/clients/{verifier['client_id']}/disable", headers=admin_auth
     )

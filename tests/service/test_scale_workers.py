@@ -23,24 +23,15 @@ import psycopg
 import pytest
 
 from tests.factories import sealed_record
-from tests.service.cluster import (
-    REDIS_URL,
-    ROOT,
-    Instance,
-    Server,
-    require_redis,
-    throwaway_database,
-    token,
-)
+from tests.service.cluster import REDIS_URL, ROOT, Instance, Server, new_instance, registered, token
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Instance]:
-    require_redis()
-    with throwaway_database() as url:
-        yield Instance.create(tmp_path_factory.mktemp("scale") / "data", url)
+    with new_instance(tmp_path_factory.mktemp("scale") / "data") as instance:
+        yield instance
 
 
 def _batch(instance: Instance, count: int = 1000) -> bytes:
@@ -197,16 +188,8 @@ def test_wsgi_entry_point_runs_under_gunicorn_from_the_environment(
     )
     try:
         _wait_for(lambda: _ready(url))
-        sealed = sealed_record(instance.issuer["encryption_key"])
-        itok, vtok = token(url, instance.issuer), token(url, instance.verifier)
-        assert (
-            httpx.post(
-                f"{url}/v1/registerNonPII",
-                json=sealed.body,
-                headers={"Authorization": f"Bearer {itok}"},
-            ).status_code
-            == 201
-        )
+        sealed = registered(url, instance)
+        vtok = token(url, instance.verifier)
         reply = httpx.post(
             f"{url}/v1/verifications/payload",
             json={"barcode": sealed.payload},

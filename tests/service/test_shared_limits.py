@@ -20,13 +20,13 @@ import pytest
 from service.domain.errors import ServiceError
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import RedisBatchSlots, SharedState
-from tests.factories import sealed_record
 from tests.service.cluster import (
     REDIS_URL,
     Instance,
     Server,
+    new_instance,
+    registered,
     require_redis,
-    throwaway_database,
     token,
 )
 
@@ -100,9 +100,8 @@ def test_unreachable_redis_fails_closed_when_configured(prefix: str) -> None:
 
 @pytest.fixture(scope="module")
 def instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Instance]:
-    require_redis()
-    with throwaway_database() as url:
-        yield Instance.create(tmp_path_factory.mktemp("limits") / "data", url)
+    with new_instance(tmp_path_factory.mktemp("limits") / "data") as instance:
+        yield instance
 
 
 def _verify_many(url: str, bearer: str, barcode: str, count: int) -> list[httpx.Response]:
@@ -128,14 +127,8 @@ def test_a_client_limit_holds_across_the_workers_of_one_server(instance: Instanc
         "PAYSLIP_REDIS_PREFIX": f"test-{secrets.token_hex(4)}",
     }
     with Server.start(instance, 2, env=env) as server:
-        itok, vtok = token(server.url, instance.issuer), token(server.url, instance.verifier)
-        sealed = sealed_record(instance.issuer["encryption_key"])
-        created = httpx.post(
-            f"{server.url}/v1/registerNonPII",
-            json=sealed.body,
-            headers={"Authorization": f"Bearer {itok}"},
-        )
-        assert created.status_code == 201
+        vtok = token(server.url, instance.verifier)
+        sealed = registered(server.url, instance)
         replies = _verify_many(server.url, vtok, sealed.payload, 30)
         statuses = [r.status_code for r in replies]
         assert statuses.count(200) == 12, statuses
@@ -204,13 +197,8 @@ def _stopped_redis_server(
         )
         ready = httpx.get(f"{server.url}/readyz")
         assert ready.status_code == 200 and ready.json()["redis"] == "ok"
-        itok, vtok = token(server.url, instance.issuer), token(server.url, instance.verifier)
-        sealed = sealed_record(instance.issuer["encryption_key"])
-        httpx.post(
-            f"{server.url}/v1/registerNonPII",
-            json=sealed.body,
-            headers={"Authorization": f"Bearer {itok}"},
-        ).raise_for_status()
+        vtok = token(server.url, instance.verifier)
+        sealed = registered(server.url, instance)
         redis_proc.send_signal(signal.SIGTERM)
         redis_proc.wait(10)
         replies = _verify_many(server.url, vtok, sealed.payload, 10)

@@ -5,7 +5,6 @@ one public URL, sharing one PostgreSQL and one Redis. What one host does, the ot
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -14,7 +13,7 @@ import httpx
 import pytest
 
 from tests.factories import sealed_record
-from tests.service.cluster import Instance, Server, require_redis, throwaway_database, token
+from tests.service.cluster import Instance, Server, registered, token, two_hosts
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -25,31 +24,14 @@ LIMIT = 10
 
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Instance, Server, Server]]:
-    require_redis()
-    env = {
-        "PAYSLIP_RATE_LIMIT_CLIENT": f"{LIMIT}/minute",
-        "PAYSLIP_RATE_LIMIT_IP": "off",
-        "PAYSLIP_REDIS_PREFIX": f"test-{secrets.token_hex(4)}",
-    }
-    with throwaway_database() as url:
-        instance = Instance.create(tmp_path_factory.mktemp("hosts") / "data", url)
-        with (
-            Server.start(instance, 2, "--public-url", PUBLIC, env=env) as a,
-            Server.start(instance, 2, "--public-url", PUBLIC, env=env) as b,
-        ):
-            assert a.url != b.url
-            yield instance, a, b
+    data_dir = tmp_path_factory.mktemp("hosts") / "data"
+    with two_hosts(data_dir, PUBLIC, PAYSLIP_RATE_LIMIT_CLIENT=f"{LIMIT}/minute") as (i, a, b):
+        assert a.url != b.url
+        yield i, a, b
 
 
 def _auth(url: str, client: dict[str, str]) -> dict[str, str]:
     return {"Authorization": f"Bearer {token(url, client, audience=PUBLIC)}"}
-
-
-def _admin(instance: Instance) -> dict[str, str]:
-    return {
-        "client_id": instance.admin["admin_client_id"],
-        "client_secret": instance.admin["admin_client_secret"],
-    }
 
 
 def _verify(url: str, auth: dict[str, str], payload: str) -> httpx.Response:
@@ -62,11 +44,7 @@ def test_a_record_registered_through_one_verifies_through_the_other(
     hosts: tuple[Instance, Server, Server],
 ) -> None:
     instance, a, b = hosts
-    sealed = sealed_record(instance.issuer["encryption_key"])
-    created = httpx.post(
-        f"{a.url}/v1/registerNonPII", json=sealed.body, headers=_auth(a.url, instance.issuer)
-    )
-    assert created.status_code == 201, created.text
+    sealed = registered(a.url, instance, audience=PUBLIC)
     # A fresh verifier client, so the rate-limit test's windows are its own.
     verifier = instance.cli("create-verifier", "--name", "Second desk")
     reply = _verify(b.url, _auth(b.url, verifier), sealed.payload)
@@ -111,11 +89,11 @@ def test_a_key_retired_through_one_is_refused_at_once_by_the_other(
     assert _verify(b.url, verifier_auth_b, sealed.payload).status_code == 200  # b has it warm
     rotated = httpx.post(
         f"{a.url}/admin/v1/issuers/{issuer['issuer_id']}/keys",
-        headers=_auth(a.url, _admin(instance)),
+        headers=_auth(a.url, instance.admin_client),
     )
     assert rotated.status_code in (200, 201), rotated.text
     retired = httpx.post(
-        f"{a.url}/admin/v1/keys/{version}/retire", headers=_auth(a.url, _admin(instance))
+        f"{a.url}/admin/v1/keys/{version}/retire", headers=_auth(a.url, instance.admin_client)
     )
     assert retired.status_code == 200, retired.text
 
@@ -166,7 +144,7 @@ def test_colliding_concurrent_batches_on_both_hosts_have_exactly_one_winner_each
     for pair in zip(ivs_a, ivs_b, strict=True):
         assert sorted(pair) == ["created:", "error:IV_REUSED"], pair
     overview = httpx.get(
-        f"{b.url}/admin/v1/overview", headers=_auth(b.url, _admin(instance))
+        f"{b.url}/admin/v1/overview", headers=_auth(b.url, instance.admin_client)
     ).json()
     stored = next(i for i in overview["issuers"] if i["issuer_id"] == issuer["issuer_id"])
     assert stored["records"] == 600
