@@ -43,6 +43,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.served import interleaved_p50  # noqa: E402
 from tests.factories import sealed_record  # noqa: E402
 from tests.service.cluster import REDIS_URL, Instance, throwaway_database, token  # noqa: E402
 
@@ -464,6 +465,7 @@ def verify_p50_at_scale(tmp: Path, big: int, small: int = 10_000, rounds: int = 
     ones, server-side generated filler rows (same shape and size) for the rest."""
     with throwaway_database() as url_small, throwaway_database() as url_big:
         servers = []
+        targets = []
         try:
             for size, url in ((small, url_small), (big, url_big)):
                 instance = Instance.create(tmp / f"scale-{size}", url)
@@ -477,23 +479,11 @@ def verify_p50_at_scale(tmp: Path, big: int, small: int = 10_000, rounds: int = 
                 servers.append(proc)
                 url_http = proc.url  # type: ignore[attr-defined]
                 payloads = seed(url_http, token(url_http, instance.issuer), instance, 200)
-                servers[-1].bench = (url_http, token(url_http, instance.verifier), payloads)  # type: ignore[attr-defined]
-            times: list[list[float]] = [[], []]
-            with httpx.Client(timeout=10) as client:
-                for i in range(rounds):
-                    for n, proc in enumerate(servers):
-                        url_http, vtok, payloads = proc.bench  # type: ignore[attr-defined]
-                        started = time.perf_counter()
-                        client.post(
-                            f"{url_http}/v1/verifications/payload",
-                            json={"barcode": payloads[i % len(payloads)]},
-                            headers={"Authorization": f"Bearer {vtok}"},
-                        ).raise_for_status()
-                        times[n].append(time.perf_counter() - started)
+                targets.append((url_http, token(url_http, instance.verifier), payloads))
+            p50_small, p50_big = interleaved_p50(*targets, rounds=rounds)
         finally:
             for proc in servers:
                 stop(proc)
-    p50_small, p50_big = (statistics.median(t) * 1000 for t in times)
     print(
         f"verify p50 with {big:,} stored records {p50_big:.2f} ms vs with {small:,} "
         f"{p50_small:.2f} ms (interleaved, {rounds} each): ratio {p50_big / p50_small:.2f} "

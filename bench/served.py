@@ -1,17 +1,22 @@
 """A throwaway service for the benchmarks, made and run the way an operator does: `instance`
 initialises a data directory and creates an issuer and a verifier with the CLI, `serve` starts
 `python -m service serve` on it with the rate limits off (a benchmark is not abuse), `token`
-gets a bearer token. One copy for service_bench, stress_bench and hostile_bench.
+gets a bearer token, `interleaved_p50` times verify on several servers at once. One copy for
+service_bench, stress_bench, hostile_bench and scale_bench.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -66,3 +71,20 @@ def serve(data_dir: Path, port: int = 0, *options: str) -> tuple[subprocess.Pope
 def token(url: str, creds: dict[str, Any]) -> str:
     """A bearer token for an issuer or verifier as `instance` returned it."""
     return fetch_token(url, creds["client_id"], creds["client_secret"])
+
+
+def interleaved_p50(*servers: tuple[str, str, list[str]], rounds: int = 600) -> list[float]:
+    """p50 in ms of verify on each (url, verifier bearer, barcodes) server, one request to each
+    in turn, so all see the same machine noise and their ratio means something."""
+    times: list[list[float]] = [[] for _ in servers]
+    with httpx.Client(timeout=10) as client:
+        for i in range(rounds):
+            for n, (url, bearer, barcodes) in enumerate(servers):
+                started = time.perf_counter()
+                client.post(
+                    f"{url}/v1/verifications/payload",
+                    json={"barcode": barcodes[i % len(barcodes)]},
+                    headers={"Authorization": f"Bearer {bearer}"},
+                ).raise_for_status()
+                times[n].append(time.perf_counter() - started)
+    return [statistics.median(t) * 1000 for t in times]

@@ -33,7 +33,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.served import instance, serve, token  # noqa: E402
+from bench.served import instance, interleaved_p50, serve, token  # noqa: E402
 from service.protocol import schemas  # noqa: E402
 from tests.factories import sealed_record  # noqa: E402
 
@@ -173,30 +173,6 @@ def p50_single(url: str, bearer: str, payloads: list[str], rounds: int = 300) ->
     return statistics.median(times) * 1000
 
 
-def interleaved_p50(
-    url_a: str,
-    tok_a: str,
-    pay_a: list[str],
-    url_b: str,
-    tok_b: str,
-    pay_b: list[str],
-    rounds: int = 600,
-) -> tuple[float, float]:
-    """p50 of verify on two servers, requests alternating so both see the same machine noise."""
-    times: dict[str, list[float]] = {"a": [], "b": []}
-    with httpx.Client(timeout=10) as client:
-        for i in range(rounds):
-            for key, url, tok, pays in (("a", url_a, tok_a, pay_a), ("b", url_b, tok_b, pay_b)):
-                started = time.perf_counter()
-                client.post(
-                    f"{url}/v1/verifications/payload",
-                    json={"barcode": pays[i % len(pays)]},
-                    headers={"Authorization": f"Bearer {tok}"},
-                ).raise_for_status()
-                times[key].append(time.perf_counter() - started)
-    return statistics.median(times["a"]) * 1000, statistics.median(times["b"]) * 1000
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=100_000)
@@ -256,14 +232,14 @@ def main() -> None:
             big = seed(big_url, big_itok, big_key, args.records, big_version)
             time.sleep(5)
             p50_small_live, p50_big_live = interleaved_p50(
-                small_url, vtok, small, big_url, big_vtok, big
+                (small_url, vtok, small), (big_url, big_vtok, big)
             )
             # The same store reopened from disk, as a server holding 100k records usually is.
             big_proc.terminate()
             big_proc.wait(10)
             big_proc, big_url = serve(Path(tmp) / "big", 0, "--threads", "16")
             big_vtok = token(big_url, big_desk)
-            p50_small, p50_big = interleaved_p50(small_url, vtok, small, big_url, big_vtok, big)
+            p50_small, p50_big = interleaved_p50((small_url, vtok, small), (big_url, big_vtok, big))
         finally:
             for proc in (small_proc, big_proc):
                 proc.terminate()
