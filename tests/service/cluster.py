@@ -278,9 +278,19 @@ def registered(url: str, instance: Instance, audience: str | None = None, **seal
     registered through the server at `url` with a new issuer token (for `audience`: the public
     URL when the server has one)."""
     sealed = sealed_record(instance.issuer["encryption_key"], **seal)
-    bearer = token(url, instance.issuer, audience=audience)
-    created = httpx.post(
-        f"{url}/v1/registerNonPII", json=sealed.body, headers={"Authorization": f"Bearer {bearer}"}
-    )
+    headers = auth(url, instance.issuer, audience)
+    created = httpx.post(f"{url}/v1/registerNonPII", json=sealed.body, headers=headers)
     assert created.status_code == 201, created.text
     return sealed
+
+
+def auth(url: str, client: dict[str, str], audience: str | None = None) -> dict[str, str]:
+    """An Authorization header with a new token for `client`."""
+    return {"Authorization": f"Bearer {token(url, client, audience=audience)}"}
+
+
+def verify(url: str, headers: dict[str, str], barcode: str) -> httpx.Response:
+    """A verification of `barcode` on a new connection (so any worker may answer)."""
+    return httpx.post(
+        f"{url}/v1/verifications/payload", json={"barcode": barcode}, headers=headers, timeout=10
+    )

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.factories import sealed_record
-from tests.service.cluster import Instance, Server, registered, token, two_hosts
+from tests.service.cluster import Instance, Server, auth, registered, two_hosts, verify
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 
@@ -105,18 +105,15 @@ def test_a_client_disabled_through_one_host_is_refused_at_once_by_the_other(
     instance, a, b = hosts
     sealed = registered(a.url, instance, audience=PUBLIC)
     verifier = instance.cli("create-verifier", "--name", "Disabled desk")
-    auth = {"Authorization": f"Bearer {token(b.url, verifier, audience=PUBLIC)}"}
+    headers = auth(b.url, verifier, PUBLIC)
 
-    def verify() -> int:
-        with httpx.Client(timeout=10) as client:  # a new connection: any worker may answer
-            return client.post(
-                f"{b.url}/v1/verifications/payload", json={"barcode": sealed.payload}, headers=auth
-            ).status_code
+    def status() -> int:  # a new connection each time: any worker of b may answer
+        return verify(b.url, headers, sealed.payload).status_code
 
-    assert [verify() for _ in range(8)] == [200] * 8  # every worker of b has seen the client
-    admin_auth = {"Authorization": f"Bearer {token(a.url, instance.admin_client, audience=PUBLIC)}"}
+    assert [status() for _ in range(8)] == [200] * 8  # every worker of b has seen the client
     disabled = httpx.post(
-        f"{a.url}/admin/v1/clients/{verifier['client_id']}/disable", headers=admin_auth
+        f"{a.url}/admin/v1/clients/{verifier['client_id']}/disable",
+        headers=auth(a.url, instance.admin_client, PUBLIC),
     )
     assert disabled.status_code == 200, disabled.text
-    assert [verify() for _ in range(8)] == [401] * 8
+    assert [status() for _ in range(8)] == [401] * 8

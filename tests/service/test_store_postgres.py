@@ -8,6 +8,7 @@ except in CI (CI=true) where a missing server must fail loudly instead of silent
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import socket
 import threading
@@ -58,21 +59,15 @@ def schema_url(database_url: str) -> str:
 
 @pytest.fixture
 def store(schema_url: str) -> Iterator[PostgresStore]:
-    s = PostgresStore(schema_url)
-    try:
+    with contextlib.closing(PostgresStore(schema_url)) as s:
         yield s
-    finally:
-        s.close()
 
 
 @pytest.fixture
 def second_store(schema_url: str) -> Iterator[PostgresStore]:
     """Another instance on the same schema: what a second server worker process would open."""
-    s = PostgresStore(schema_url)
-    try:
+    with contextlib.closing(PostgresStore(schema_url)) as s:
         yield s
-    finally:
-        s.close()
 
 
 def make_record(n: int, *, issuer: str = "iss-1", iv: str | None = None, **kw: Any) -> Record:
@@ -122,11 +117,8 @@ class TestPostgresStoreContract(StoreContract):
 
     @pytest.fixture
     def store(self, schema_url: str) -> Iterator[Store]:
-        s = PostgresStore(schema_url)
-        try:
+        with contextlib.closing(PostgresStore(schema_url)) as s:
             yield s
-        finally:
-            s.close()
 
 
 # --- the Postgres-specific behaviour ---------------------------------------------------------

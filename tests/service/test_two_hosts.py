@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.factories import sealed_record
-from tests.service.cluster import Instance, Server, registered, token, two_hosts
+from tests.service.cluster import Instance, Server, auth, registered, two_hosts, verify
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -31,13 +31,7 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Instance, 
 
 
 def _auth(url: str, client: dict[str, str]) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token(url, client, audience=PUBLIC)}"}
-
-
-def _verify(url: str, auth: dict[str, str], payload: str) -> httpx.Response:
-    return httpx.post(
-        f"{url}/v1/verifications/payload", json={"barcode": payload}, headers=auth, timeout=10
-    )
+    return auth(url, client, PUBLIC)
 
 
 def test_a_record_registered_through_one_verifies_through_the_other(
@@ -47,7 +41,7 @@ def test_a_record_registered_through_one_verifies_through_the_other(
     sealed = registered(a.url, instance, audience=PUBLIC)
     # A fresh verifier client, so the rate-limit test's windows are its own.
     verifier = instance.cli("create-verifier", "--name", "Second desk")
-    reply = _verify(b.url, _auth(b.url, verifier), sealed.payload)
+    reply = verify(b.url, _auth(b.url, verifier), sealed.payload)
     assert reply.status_code == 200, reply.text
     body = reply.json()
     assert body["verified"] is True
@@ -86,7 +80,7 @@ def test_a_key_retired_through_one_is_refused_at_once_by_the_other(
     assert created.status_code == 201, created.text
     verifier = instance.cli("create-verifier", "--name", "Key desk")
     verifier_auth_b = _auth(b.url, verifier)
-    assert _verify(b.url, verifier_auth_b, sealed.payload).status_code == 200  # b has it warm
+    assert verify(b.url, verifier_auth_b, sealed.payload).status_code == 200  # b has it warm
     rotated = httpx.post(
         f"{a.url}/admin/v1/issuers/{issuer['issuer_id']}/keys",
         headers=_auth(a.url, instance.admin_client),
@@ -97,7 +91,7 @@ def test_a_key_retired_through_one_is_refused_at_once_by_the_other(
     )
     assert retired.status_code == 200, retired.text
 
-    refused = _verify(b.url, verifier_auth_b, sealed.payload)
+    refused = verify(b.url, verifier_auth_b, sealed.payload)
     assert refused.status_code == 410, refused.text
     assert refused.json()["code"] == "KEY_VERSION_UNAVAILABLE"
     again = sealed_record(key, key_version=version)
