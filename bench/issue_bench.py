@@ -65,6 +65,7 @@ from app.issuer import (
     stamp_badge,
 )
 from service.server import start_demo
+from tests.factories import blank_pdf
 
 PAYSLIPS = Path(__file__).resolve().parents[1] / "tests" / "data"
 HEADER = (
@@ -267,14 +268,6 @@ def cpu_ms(call: Callable[[], object], count: int) -> float:
         call()
         times.append(time.process_time() - started)
     return statistics.median(times) * 1000
-
-
-def blank_pdf() -> bytes:
-    writer = PdfWriter()
-    writer.add_blank_page(595, 842)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def broken_startxref(pdf: bytes) -> bytes:

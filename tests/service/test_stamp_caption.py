@@ -9,29 +9,22 @@ import numpy as np
 import pypdfium2
 import pytest
 import zxingcpp
-from pypdf import PdfReader, PdfWriter
+from pypdf import PdfReader
 from pypdf.generic import ContentStream
 
 from app.issuer.badges import render_badge_png
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
 from service.protocol.pdf_stamp import CAPTION, CORNERS, MM, stamp_badge
+from tests.factories import blank_pdf
 
 REFERENCE = "WWWWmmmmQQQQ0000abcd_-"  # the widest characters a reference can hold
-
-
-def _blank() -> bytes:
-    writer = PdfWriter()
-    writer.add_blank_page(595, 842)
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
 
 
 def _stamped(corner: str) -> tuple[bytes, str]:
     ciphertext = np.random.default_rng(7).bytes(400)
     url = build_scan_url_v2("https://verify.example.com", REFERENCE, ciphertext)
     payload = build_payload_v2(REFERENCE, ciphertext)
-    return stamp_badge(_blank(), render_badge_png(url), payload, corner=corner), url
+    return stamp_badge(blank_pdf(), render_badge_png(url), payload, corner=corner), url
 
 
 def _font_sizes(pdf: bytes) -> list[float]:
