@@ -7,15 +7,15 @@ reaches its own embedded service through the same HTTP API and client that a rem
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.api_client import ApiClient
 from app.settings import SecretStore, Settings
 from service.config import default_data_dir
 from service.demo import DemoInstance
 from service.instance import is_initialised
+from service.protocol.schemas import IssuerCreated
 from service.server import Running, ensure_instance, start, start_demo
 
 log = logging.getLogger("app.context")
@@ -49,7 +49,8 @@ class AppContext:
     service: Running | None = None
     admin: ApiClient | None = None
     issuer: ApiClient | None = None
-    issuer_info: dict[str, Any] = field(default_factory=dict)
+    issuer_info: IssuerCreated | None = None
+    """The demo issuer's credentials and key (demo mode only), as the service created them."""
     demo: DemoInstance | None = None
 
     @property
@@ -92,7 +93,7 @@ def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
         service=running,
         admin=admin,
         issuer=_client(url, demo.issuer.client_id, demo.issuer.client_secret),
-        issuer_info=demo.issuer.wire(),
+        issuer_info=demo.issuer,
         demo=demo,
     )
 

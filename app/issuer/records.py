@@ -30,6 +30,7 @@ from app.issuer.badges import BADGE_WIDTH, render_badge_png
 from service.protocol.encoding import new_reference
 from service.protocol.schemas import (
     FieldError,
+    IssuerCreated,
     SchemaValidationError,
     canonical_json,
     validate_batch_record,
@@ -86,8 +87,11 @@ class IssuerKey:
         object.__setattr__(self, "encryption_key", decode_key(self.encryption_key))
 
     @classmethod
-    def from_info(cls, info: Mapping[str, Any]) -> IssuerKey:
-        """From onboarding output (`create-issuer`, the demo issuer): base64url key text."""
+    def from_info(cls, info: Mapping[str, Any] | IssuerCreated) -> IssuerKey:
+        """From onboarding output (`create-issuer`'s JSON, or the service's IssuerCreated answer
+        such as the demo issuer): base64url key text."""
+        if isinstance(info, IssuerCreated):
+            info = info.wire()
         return cls(
             decode_key(str(info["encryption_key"])),
             info.get("key_version") or None,

@@ -91,7 +91,7 @@ def test_rotate_retire_and_disable_through_the_admin_api(
     qtbot: QtBot, demo_context: AppContext, no_leaks: None
 ) -> None:
     screen, tasks = _screen(qtbot, demo_context)
-    issuer_id = demo_context.issuer_info["issuer_id"]
+    issuer_id = demo_context.issuer_info.issuer_id
     assert screen.select_row(screen.issuers, issuer_id, column=1)
     with qtbot.waitSignal(screen.refreshed, timeout=10000):
         screen.rotate_button.click()
@@ -245,7 +245,7 @@ def test_the_app_refuses_to_lock_itself_out(
     assert not screen.disable_button.isEnabled()  # nothing selected yet
     assert not screen.copy_buttons["clients"].isEnabled()
     admin_id = next(c.client_id for c in screen.overview.clients if c.role == "admin")
-    for own in (admin_id, demo_context.issuer_info["client_id"]):
+    for own in (admin_id, demo_context.issuer_info.client_id):
         assert screen.select_row(screen.clients, own)
         assert screen.disable_button.isEnabled() and screen.copy_buttons["clients"].isEnabled()
         with qtbot.waitSignal(screen.failed, timeout=2000) as refused:
@@ -256,7 +256,7 @@ def test_the_app_refuses_to_lock_itself_out(
         screen.clients.item(r, 0).text(): screen.clients.item(r, 5).text()  # type: ignore[union-attr]
         for r in range(screen.clients.rowCount())
     }
-    assert notes[admin_id] == notes[demo_context.issuer_info["client_id"]] == "Used by this app"
+    assert notes[admin_id] == notes[demo_context.issuer_info.client_id] == "Used by this app"
     shoot(screen, screenshot_dir, "admin-refusal")
     # The last admin client is protected even when the app would not be using it.
     assert screen.refusal(admin_id) is not None
@@ -266,7 +266,7 @@ def test_the_app_refuses_to_lock_itself_out(
     assert not any(c.disabled for c in screen.overview.clients)
 
     screen.copy_buttons["clients"].click()
-    assert QGuiApplication.clipboard().text() == demo_context.issuer_info["client_id"]
+    assert QGuiApplication.clipboard().text() == demo_context.issuer_info.client_id
     verifier = next(c for c in screen.overview.clients if c.role == "verifier")
     tasks.wait()
     assert verifier.client_id  # the demo's desk client is the one this app verifies with

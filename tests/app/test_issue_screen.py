@@ -212,20 +212,21 @@ def test_typed_in_credentials_stay_out_of_settings(
     screenshot_dir: Path,
     no_leaks: None,
 ) -> None:
-    context = dataclasses.replace(demo_context, issuer=None, issuer_info={})
+    context = dataclasses.replace(demo_context, issuer=None, issuer_info=None)
     tasks = TaskRunner()
     widget = IssueScreen(context, tasks)
     qtbot.addWidget(widget)
     info = demo_context.issuer_info
+    assert info is not None
     panel = widget.issuer_panel
     widget.show()
     assert "No payroll provider is set up" in panel.summary.text()
     assert panel.details.isVisibleTo(widget)  # nothing saved: the fields are open
     shoot(widget, screenshot_dir, "issue-no-issuer-yet")
-    panel.fields["client_id"].setText(info["client_id"])
-    panel.fields["client_secret"].setText(info["client_secret"])
-    panel.fields["encryption_key"].setText(info["encryption_key"])
-    panel.fields["key_version"].setText(info["key_version"])
+    panel.fields["client_id"].setText(info.client_id)
+    panel.fields["client_secret"].setText(info.client_secret)
+    panel.fields["encryption_key"].setText(info.encryption_key)
+    panel.fields["key_version"].setText(info.key_version)
     _, record, _ = sample_records()[1]
     widget.single.set_schema("nz.payslip.v2")
     widget.single.fill_example(record["payslip_non_pii"], NZ_PII)
@@ -235,9 +236,9 @@ def test_typed_in_credentials_stay_out_of_settings(
         verified = demo_context.verifier.verify_payload(issued.args[0].payload)
         assert verified.verified is True
         settings_text = (config_dir / "settings.json").read_text()
-        assert info["client_id"] in settings_text
-        assert info["client_secret"] not in settings_text
-        assert info["encryption_key"] not in settings_text
+        assert info.client_id in settings_text
+        assert info.client_secret not in settings_text
+        assert info.encryption_key not in settings_text
         assert not (config_dir / "secrets.json").exists()  # "Remember" was not ticked
     finally:
         tasks.wait()

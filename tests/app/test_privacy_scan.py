@@ -133,15 +133,15 @@ def test_marker_pii_never_lands_at_rest(
     source.write_text(rows.getvalue())
     out = tmp_path / "payrun-out"
     run = subprocess.run(
-        issue_run_command(url, demo_context.issuer_info["client_id"], source, out),
+        issue_run_command(url, demo_context.issuer_info.client_id, source, out),
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=300,
         env={
             **env,
-            "PAYSLIP_CLIENT_SECRET": demo_context.issuer_info["client_secret"],
-            "PAYSLIP_ENCRYPTION_KEY": demo_context.issuer_info["encryption_key"],
+            "PAYSLIP_CLIENT_SECRET": demo_context.issuer_info.client_secret,
+            "PAYSLIP_ENCRYPTION_KEY": demo_context.issuer_info.encryption_key,
         },
     )
     assert run.returncode == 0, run.stdout + run.stderr

@@ -97,15 +97,16 @@ class IssuerPanel(QFrame):
         # A payroll provider saved for this service (from Admin) wins over the demo one.
         here = context.service_url.rstrip("/")
         saved_here = saved is not None and saved.complete and saved.url.rstrip("/") == here
-        self._use_demo = context.issuer is not None and not saved_here
+        info = context.issuer_info
+        self._use_demo = context.issuer is not None and info is not None and not saved_here
         for edit in self.fields.values():
             edit.setReadOnly(self._use_demo)
         self.remember.setVisible(not self._use_demo)
         if self._use_demo:
-            info = context.issuer_info
+            assert info is not None
             self._name = DEMO_NAME
-            self.fields["client_id"].setText(str(info.get("client_id", "")))
-            self.fields["key_version"].setText(str(info.get("key_version") or ""))
+            self.fields["client_id"].setText(info.client_id)
+            self.fields["key_version"].setText(info.key_version)
             self.fields["url"].setText(context.service_url)
             for name in ("client_secret", "encryption_key"):
                 self.fields[name].setText("••••••••")
@@ -143,7 +144,7 @@ class IssuerPanel(QFrame):
     def credentials(self) -> tuple[ApiClient, IssuerKey, str]:
         """(client, key, scan base). Raises ValueError with a plain message when incomplete."""
         context = self.context
-        if self._use_demo and context.issuer is not None:
+        if self._use_demo and context.issuer is not None and context.issuer_info is not None:
             scan_base = context.service.config.scan_base if context.service else context.service_url
             return context.issuer, IssuerKey.from_info(context.issuer_info), scan_base
         url = self.fields["url"].text().strip().rstrip("/")
