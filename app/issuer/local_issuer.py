@@ -8,11 +8,10 @@ name, client id, key version) to settings.json. The Issue screen then shows the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.settings import SecretStore, Settings
+from service.protocol.schemas import IssuerCreated
 
 SETTINGS_KEY = "issuer"
 
@@ -40,16 +39,16 @@ class LocalIssuer:
 
 
 def save_local_issuer(
-    settings: Settings, secrets: SecretStore, url: str, name: str, made: Mapping[str, Any]
+    settings: Settings, secrets: SecretStore, url: str, name: str, made: IssuerCreated
 ) -> LocalIssuer:
     """Remember a just-created issuer (the admin API's one-time answer) for this computer."""
     issuer = LocalIssuer(
         url=url.rstrip("/"),
-        client_id=str(made["client_id"]),
+        client_id=made.client_id,
         name=name,
-        key_version=str(made.get("key_version") or ""),
-        client_secret=str(made["client_secret"]),
-        encryption_key=str(made["encryption_key"]),
+        key_version=made.key_version,
+        client_secret=made.client_secret,
+        encryption_key=made.encryption_key,
     )
     remember(settings, secrets, issuer, with_secrets=True)
     return issuer

@@ -275,7 +275,7 @@ class AdminScreen(QWidget):
 
     def _use_here(self, url: str, name: str, made: IssuerCreated) -> None:
         try:
-            save_local_issuer(self.context.settings, self.context.secrets, url, name, made.wire())
+            save_local_issuer(self.context.settings, self.context.secrets, url, name, made)
         except OSError:
             set_status(self.status, "The issuer could not be saved on this computer.", error=True)
             return

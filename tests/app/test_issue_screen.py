@@ -413,9 +413,9 @@ def test_issuer_saved_from_admin_is_shown_by_name_without_pasting(
         demo_context.secrets,
         demo_context.service_url,
         "Harbour Payroll",
-        made.wire(),
+        made,
     )
-    context = dataclasses.replace(demo_context, issuer=None, issuer_info={})
+    context = dataclasses.replace(demo_context, issuer=None, issuer_info=None)
     tasks = TaskRunner()
     widget = IssueScreen(context, tasks)
     qtbot.addWidget(widget)
