@@ -100,7 +100,13 @@ class Update:
         if previous is None:
             raise NotAppendable("the PDF has no usable startxref")
         try:
-            doc = pikepdf.open(io.BytesIO(pdf), attempt_recovery=False)
+            # inherit_page_attributes=False: qpdf would otherwise copy a /Pages node's
+            # /Resources, /MediaBox, /CropBox or /Rotate down to every page as new objects it
+            # numbers itself, under the numbers this update takes (pdf_stamp reads them from
+            # the tree instead).
+            doc = pikepdf.open(
+                io.BytesIO(pdf), attempt_recovery=False, inherit_page_attributes=False
+            )
         except Exception as exc:  # any failure only means: rewrite it whole instead
             raise NotAppendable("qpdf cannot read the PDF without repairing it") from exc
         try:
@@ -125,6 +131,10 @@ class Update:
             raise ValueError("add takes a direct object that is not a stream")
         number = self._next
         self._next += 1
+        if self.doc.get_object(number, 0) is not None:
+            # Only a file whose /Size understates its objects gets here; a rewrite numbers
+            # everything itself.
+            raise NotAppendable("an object already holds a number the update would take")
         # pikepdf's (private) hook into QPDF::replaceObject: the object under our number,
         # without qpdf numbering anything. pikepdf is pinned to one version for this.
         self.doc._replace_object((number, 0), obj)

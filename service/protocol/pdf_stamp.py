@@ -186,11 +186,27 @@ def _free_name(names: pikepdf.Object, stem: str) -> str:
     return f"/{stem}{n}"
 
 
+def inherited(page: pikepdf.Object, key: str) -> pikepdf.Object | None:
+    """A page attribute from the page or the nearest /Pages node above it (ISO 32000-1 §7.7.3.4:
+    /Resources, /MediaBox, /CropBox and /Rotate are inheritable; office suites put them on the
+    /Pages node). Read from the tree because the update opens the PDF without qpdf copying them
+    down to the pages; a damaged tree that loops stops after 64 levels."""
+    node: object = page
+    for _ in range(64):
+        if not isinstance(node, Dictionary):
+            return None
+        value = node.get(key)
+        if value is not None:
+            return value
+        node = node.get("/Parent")
+    return None
+
+
 def _add_resource(page: pikepdf.Object, kind: str, stem: str, value: pikepdf.Object) -> str:
     """Put `value` into the page's /Resources sub-dictionary `kind` (/XObject, /Font) under a
     free name and return the name. The page gets its own copies of both dictionaries: one shared
     with other pages (or inherited) stays as it was."""
-    resources = page.get("/Resources")
+    resources = inherited(page, "/Resources")
     resources = resources.copy() if isinstance(resources, Dictionary) else Dictionary()
     found = resources.get(kind)
     found = found.copy() if isinstance(found, Dictionary) else Dictionary()
@@ -291,10 +307,12 @@ class _Placement:
     def draw(self, objects: Objects, page: pikepdf.Object) -> None:
         """Add the badge and its caption to `page` (changed in place)."""
         badge = self.badge
-        crop = page.get("/CropBox")
-        x0, y0, x1, y1 = (float(v) for v in (crop if crop is not None else page.MediaBox))
+        shown = inherited(page, "/CropBox") or inherited(page, "/MediaBox")
+        if shown is None:
+            raise PdfError("the page has no /MediaBox")
+        x0, y0, x1, y1 = (float(v) for v in shown)
         box = (x0, y0, x1, y1)
-        rotate = int(page.get("/Rotate", 0) or 0) % 360
+        rotate = int(inherited(page, "/Rotate") or 0) % 360
         rotate = rotate if rotate in (0, 90, 180, 270) else 0  # other values are invalid
         shown_w, shown_h = box[2] - box[0], box[3] - box[1]
         if rotate in (90, 270):

@@ -73,8 +73,37 @@ def _after_an_update() -> bytes:
     return _written(writer)
 
 
+def _office_style() -> bytes:
+    """Two pages that inherit their size and fonts from the /Pages node, as LibreOffice writes
+    them (a direct /MediaBox and an indirect /Resources there, none on the pages)."""
+    text = b"BT /F1 24 Tf 72 700 Td (Inherited font) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 /MediaBox [0 0 595.3 841.9]"
+        b" /Resources 6 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /Contents 5 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /Contents 5 0 R >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(text), text),
+        b"<< /Font << /F1 7 0 R >> >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+    table = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f\r\n" % (len(objects) + 1))
+    out.write(b"".join(b"%010d 00000 n\r\n" % offset for offset in offsets))
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1))
+    out.write(b"startxref\n%d\n%%%%EOF\n" % table)
+    return out.getvalue()
+
+
 DOCUMENTS: dict[str, Callable[[], bytes]] = {
     "blank": _blank,
+    "office-style (inherited size and fonts)": _office_style,
     "browser": lambda: (DATA / "payslip-browser.pdf").read_bytes(),
     "object-streams": lambda: (DATA / "payslip-objstm.pdf").read_bytes(),
     "after-an-update": _after_an_update,
@@ -315,3 +344,21 @@ def test_stamping_needs_no_lxml() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "False"]  # an update, then a rewrite
+
+
+def test_a_page_that_inherits_its_size_and_fonts_keeps_them(tmp_path: Path) -> None:
+    """qpdf must not copy inherited attributes down under the numbers the update takes: the
+    stamped page keeps its A4 size and its font, and the other page is untouched."""
+    original = _office_style()
+    url, payload, png = _record()
+    stamped = stamp_badge(original, png, payload, corner="top-right")
+    assert stamped.startswith(original)
+    reader = PdfReader(io.BytesIO(stamped), strict=True)
+    for page in reader.pages:
+        assert [float(v) for v in page.mediabox] == [0, 0, 595.3, 841.9]
+        assert "Inherited font" in page.extract_text()
+    fonts = cast(Any, reader.pages[0]["/Resources"])["/Font"]
+    assert "/F1" in fonts  # the inherited font is in the stamped page's own resources
+    update = stamped[len(original) :]
+    assert b"\n4 0 obj" not in update  # the second page is not rewritten: it still inherits
+    assert _codes(stamped) == [url]
