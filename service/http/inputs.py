@@ -57,8 +57,11 @@ def revocation_reason(body: object) -> str | None:
     reason = json_object(body, frozenset({"reason"})).get("reason")
     if reason is None:
         return None
-    if not isinstance(reason, str) or len(reason) > MAX_REASON:
-        raise validation_failed("reason", f"must be text of at most {MAX_REASON} characters")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON or "\x00" in reason:
+        # NUL: no store keeps it (PostgreSQL refuses it in text), so it is refused here.
+        raise validation_failed(
+            "reason", f"must be text of at most {MAX_REASON} characters, without NUL"
+        )
     return reason
 
 

@@ -596,3 +596,30 @@ def test_revocation_body_is_validated(live: LiveService, body: Any, path: str) -
     reply = live.post(f"/v1/records/{sealed.reference}/revoke", body, live.issuer_token())
     assert paths(reply) == [path]
     assert live.verify(sealed.payload).json()["verified"] is True
+
+
+def test_nul_in_free_text_is_a_field_error_on_every_store(live: LiveService) -> None:
+    """U+0000 is valid JSON but no PostgreSQL text holds it: refused as the field's error on
+    both stores alike (it was a 503 + Retry-After on PostgreSQL, which a batch client retries
+    for ever), in a single registration, a batch record and a revocation reason."""
+    key = live.issuer["encryption_key"]
+    token = live.issuer_token()
+    sealed = sealed_record(key, schema="au.payslip.v2")
+    sealed.body["payslip_non_pii"]["award"] = "Clerks\u0000Award"
+    body = expect_error(
+        live.post("/v1/registerNonPII", sealed.body, token), 400, "VALIDATION_FAILED"
+    )
+    assert [error["path"] for error in body["field_errors"]] == ["payslip_non_pii.award"]
+    good = sealed_record(key)
+    reply = batch(live, [item(sealed, "nul"), item(good, "ok")])
+    assert reply.status_code == 200, reply.text
+    results = reply.json()["results"]
+    assert [r["status"] for r in results] == ["error", "created"]
+    assert results[0]["code"] == "VALIDATION_FAILED"
+    assert results[0]["detail"].startswith("payslip_non_pii.award")
+    revoke = f"/v1/records/{good.reference}/revoke"
+    body = expect_error(
+        live.post(revoke, {"reason": "left\u0000"}, token), 400, "VALIDATION_FAILED"
+    )
+    assert [error["path"] for error in body["field_errors"]] == ["reason"]
+    assert live.post(revoke, {"reason": "left"}, token).status_code == 200

@@ -182,11 +182,16 @@ def _text(pattern: str, expected: str) -> Callable[[object], str]:
     return check
 
 
+NO_NUL_PATTERN = "^[^\\u0000]*$"
+"""Free text never holds U+0000: PostgreSQL cannot store it in jsonb or text, so a record that
+held one would be accepted by one store and refused by the other."""
+
+
 def _length(low: int, high: int) -> Callable[[object], str]:
-    expected = f"expected a string of {low} to {high} characters"
+    expected = f"expected a string of {low} to {high} characters, without NUL (U+0000)"
 
     def check(value: object) -> str:
-        if not isinstance(value, str) or not low <= len(value) <= high:
+        if not isinstance(value, str) or not low <= len(value) <= high or "\x00" in value:
             raise _fail("text", expected)
         return value
 
@@ -246,17 +251,19 @@ ExternalId = Annotated[
 Barcode = Annotated[
     str,
     PlainValidator(_length(1, 13_000)),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 13_000}),
+    WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": 13_000, "pattern": NO_NUL_PATTERN}
+    ),
 ]
 Text50 = Annotated[
     str,
     PlainValidator(_length(1, 50)),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 50}),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 50, "pattern": NO_NUL_PATTERN}),
 ]
 Text200 = Annotated[
     str,
     PlainValidator(_length(1, 200)),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200}),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200, "pattern": NO_NUL_PATTERN}),
 ]
 NzTaxCode = Annotated[
     str,
