@@ -18,6 +18,13 @@ from service.storage.pg_rows import client_from_row, key_from_row
 from service.storage.port import Client, Issuer, KeyVersion, Pairing, Verifier
 
 
+def _storable(text: str) -> bool:
+    """Whether PostgreSQL text can hold `text` (it cannot hold NUL). An id from a URL path that
+    holds one names no row, so a lookup answers "none" instead of psycopg refusing the query
+    (which would be a 503 + Retry-After, for a request that can never succeed)."""
+    return "\x00" not in text
+
+
 class AdminTables:
     """The administrative half of `PostgresStore` (a mixin: it runs on the store's `_db`)."""
 
@@ -35,6 +42,9 @@ class AdminTables:
         )
 
     def get_issuer(self, issuer_id: str) -> Issuer | None:
+        if not _storable(issuer_id):
+            return None
+
         def work(conn: Conn) -> Issuer | None:
             row = conn.execute(
                 "SELECT issuer_id, name, created_at FROM issuers WHERE issuer_id = %s",
@@ -99,6 +109,9 @@ class AdminTables:
         )
 
     def get_client(self, client_id: str) -> Client | None:
+        if not _storable(client_id):
+            return None
+
         def work(conn: Conn) -> Client | None:
             row = conn.execute(
                 "SELECT * FROM clients WHERE client_id = %s", (client_id,)
@@ -118,6 +131,8 @@ class AdminTables:
 
     def set_client_disabled(self, client_id: str, disabled: bool) -> bool:
         """See the port."""
+        if not _storable(client_id):
+            return False
 
         def work(conn: Conn) -> bool:
             cur = conn.execute(
@@ -159,6 +174,9 @@ class AdminTables:
         self._db.run(work, Retry.BEFORE_COMMIT)
 
     def get_key(self, key_version: str) -> KeyVersion | None:
+        if not _storable(key_version):
+            return None
+
         def work(conn: Conn) -> KeyVersion | None:
             row = conn.execute(
                 "SELECT * FROM keys WHERE key_version = %s", (key_version,)
@@ -184,6 +202,8 @@ class AdminTables:
 
     def retire_key(self, key_version: str, at: str) -> KeyVersion | None:
         """See the port. A repeat keeps the first retirement time; the material stays empty."""
+        if not _storable(key_version):
+            return None
 
         def work(conn: Conn) -> KeyVersion | None:
             row = conn.execute(

@@ -13,6 +13,7 @@ import pytest
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_decode, b64url_encode
 from tests.factories import Sealed, build_body, sealed_record
+from tests.oauth import token_body
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error, expect_new_issuer
 
@@ -336,3 +337,20 @@ def test_an_issuer_key_is_usable_only_by_its_issuer(live: LiveService) -> None:
     register(live, theirs, token)
     assert live.verify(theirs.payload).json()["verified"] is True
     assert b64url_encode(b64url_decode(other["encryption_key"])) == other["encryption_key"]
+
+
+def test_an_id_holding_nul_names_nothing_on_every_store(live: LiveService) -> None:
+    """PostgreSQL text cannot hold NUL: an id with one in the URL or the token request is
+    simply unknown (404 / 401) on both stores, never a 503 that asks the caller to retry."""
+    admin = live.admin_token()
+    disabled = live.post("/admin/v1/clients/iss_%00x/disable", None, admin)
+    expect_error(disabled, 404, "SERVICE_REFERENCE_NOT_FOUND")
+    expect_error(
+        live.post("/admin/v1/issuers/i%00/keys", None, admin), 404, "SERVICE_REFERENCE_NOT_FOUND"
+    )
+    token = httpx.post(
+        f"{live.url}/oauth/token",
+        json=token_body("iss_\u0000x", "secret\u0000", live.url),
+        timeout=30,
+    )
+    expect_error(token, 401, "UNAUTHORIZED")
