@@ -86,6 +86,19 @@ def test_a_newer_services_answer_is_read_and_passed_on_whole() -> None:
     assert result.wire() == answer
 
 
+def test_a_status_or_code_added_by_a_newer_service_is_read() -> None:
+    """A batch answer arrives after its records were stored: a record status, batch status or
+    batch error code this side does not list yet must not make it unreadable (the pay run would
+    report stored records as failed). The document still lists the values known today."""
+    answer = _verification()
+    answer["payslip"]["status"] = "suspended"
+    assert VerificationResult.model_validate(answer).payslip.status == "suspended"
+    item = BatchResultItem.model_validate({"status": "queued", "code": "RATE_LIMITED_RECORD"})
+    assert (item.status, item.code) == ("queued", "RATE_LIMITED_RECORD")
+    schema = BatchResultItem.model_json_schema()["properties"]
+    assert schema["status"]["enum"] == ["created", "duplicate", "error"]
+
+
 def test_a_token_answer_without_expires_in_is_readable() -> None:
     token = TokenResponse.model_validate(
         {"access_token": "t", "token_type": "Bearer", "scope": "s"}

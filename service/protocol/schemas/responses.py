@@ -55,8 +55,19 @@ Time = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 """A UTC timestamp as the service writes it (`2026-11-13T09:00:00Z`), or `issued_at` exactly as
 registered; kept as text, never re-formatted."""
 
-BatchErrorCode = Literal[ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT, ErrorCode.IV_REUSED]
+
+def _documented(*values: str) -> WithJsonSchema:
+    """The values the document lists for a field that is read as plain text (see the module
+    docstring: a newer service may add one, and a client must still read the answer)."""
+    return WithJsonSchema({"type": "string", "enum": list(values)})
+
+
+BatchErrorCode = Annotated[
+    str, _documented(ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT, ErrorCode.IV_REUSED)
+]
 """The codes a batch record's own result can carry (PROTOCOL §6); the rest fail the request."""
+BatchStatus = Annotated[str, _documented("created", "duplicate", "error")]
+RecordStatus = Annotated[str, _documented("active", "revoked")]
 
 
 class WireModel(BaseModel):
@@ -83,7 +94,7 @@ class BatchResultItem(WireModel):
     echoed whenever the record carried them as text, even when the record itself was refused,
     so every result can be matched to its row."""
 
-    status: Literal["created", "duplicate", "error"]
+    status: BatchStatus
     service_reference: str | None = None
     external_id: str | None = None
     code: BatchErrorCode | None = None
@@ -156,7 +167,7 @@ class PayslipView(WireModel):
     schema_id: str = Field(alias="schema")
     issued_at: Time
     payslip_non_pii: RegisteredPayslip
-    status: Literal["active", "revoked"]
+    status: RecordStatus
     issuer: IssuerRef
     registered_at: Time
     revoked_at: Time | None = None
