@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from typing import Any, Literal
 
 from service.protocol.schemas import PAYSLIP_SCHEMAS
+from service.protocol.schemas.scalars import NO_NUL_PATTERN
 
 Kind = Literal[
     "cents", "integer", "quantity", "decimal", "date", "choice", "text", "object", "array"
@@ -54,7 +55,7 @@ class FieldSpec:
     @property
     def is_free_text(self) -> bool:
         """Text a person types freely (an award name), as opposed to a coded identifier."""
-        return self.kind == "text" and self.pattern is None
+        return self.kind == "text" and self.pattern in (None, NO_NUL_PATTERN)
 
     @property
     def is_money(self) -> bool:
