@@ -157,7 +157,7 @@ def _serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        running.store.close()
+        running.close()  # a demo's temporary directory goes with it
     return 0
 
 

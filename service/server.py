@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 import socket
 import tempfile
 import threading
@@ -67,6 +68,9 @@ class Running:
     demo: DemoInstance | None = None
     created: dict[str, str] | None = None
     """The admin credentials, when this start initialised the data directory."""
+    temporary_dir: Path | None = None
+    """A data directory made for this run only (demo mode), removed when the store closes: a
+    demo's invented data and its master key must not pile up in the temporary folder."""
 
     def stop(self) -> None:
         if self.thread is not None and self.thread.is_alive():
@@ -79,7 +83,13 @@ class Running:
             self.thread.join(timeout=10)
         else:
             self.server.close()
+        self.close()
+
+    def close(self) -> None:
+        """Close the store, and remove the data directory if it was made for this run."""
         self.store.close()
+        if self.temporary_dir is not None:
+            shutil.rmtree(self.temporary_dir, ignore_errors=True)
 
 
 def start(
@@ -143,9 +153,15 @@ def start(
 
 
 def start_demo(host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Running:
-    """A fresh temporary instance with demo data; its directory lives as long as the process."""
+    """A fresh temporary instance with demo data; its directory is removed when it stops."""
     data_dir = Path(tempfile.mkdtemp(prefix="payslip-demo-"))
-    return start(data_dir, host, port, demo=True, init_if_missing=True, **kwargs)
+    try:
+        running = start(data_dir, host, port, demo=True, init_if_missing=True, **kwargs)
+    except BaseException:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise
+    running.temporary_dir = data_dir
+    return running
 
 
 def ensure_instance(data_dir: Path) -> dict[str, str] | None:
