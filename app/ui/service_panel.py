@@ -73,8 +73,12 @@ def restart_embedded(context: AppContext) -> Running:
     assert folder is not None
     port = urlsplit(old.url).port or 0
     environment = old.config.environment
+    # A demo's temporary folder outlives this stop: the restarted service takes it over (and
+    # removes it when it stops in turn).
+    temporary, old.temporary_dir = old.temporary_dir, None
     old.stop()
     context.service = start(folder, port=port, environment=environment)
+    context.service.temporary_dir = temporary
     return context.service
 
 

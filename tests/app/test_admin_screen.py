@@ -168,6 +168,10 @@ def test_service_panel_restarts_the_embedded_service(
     assert demo_context.admin is not None
     assert demo_context.admin.admin_list().record_count == 3
     assert demo_context.verifier.healthz(url)
+    # The demo's temporary folder moved with the service: it goes when the app closes.
+    assert before is not None and before.temporary_dir is None
+    assert demo_context.service.temporary_dir is not None
+    assert demo_context.service.temporary_dir.exists()
     shoot(panel, screenshot_dir, "service-restarted")
     tasks.wait()
 
