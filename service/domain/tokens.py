@@ -61,10 +61,16 @@ def _unauthorized(detail: str) -> ServiceError:
 INACTIVE_CLIENT = "the client is unknown or disabled"
 
 
+def _inactive(client: Client | None) -> ServiceError | None:
+    """The refusal for a client (as read now) that is unknown or disabled, else None."""
+    return _unauthorized(INACTIVE_CLIENT) if client is None or client.disabled else None
+
+
 def refuse_inactive_client(client: Client | None) -> None:
     """UNAUTHORIZED unless the client (as read now) exists and is enabled."""
-    if client is None or client.disabled:
-        raise _unauthorized(INACTIVE_CLIENT)
+    refusal = _inactive(client)
+    if refusal is not None:
+        raise refusal
 
 
 class TokenService:
@@ -193,11 +199,7 @@ class TokenService:
 
     def client_refusal(self, client_id: str) -> ServiceError | None:
         """UNAUTHORIZED when the client is unknown or disabled now, else None."""
-        try:
-            refuse_inactive_client(self._clients.active(client_id))
-        except ServiceError as refusal:
-            return refusal
-        return None
+        return _inactive(self._clients.active(client_id))
 
     def _decode(self, token: str) -> tuple[str, dict[str, Any]]:
         """Check the signature (with the key its `kid` names), issuer and required claims once;

@@ -140,11 +140,7 @@ class ApiPlugin:
                     route.rule,
                     environ.get("payslip.request_id"),
                 )
-                failure = ServiceError(
-                    ErrorCode.SERVICE_UNAVAILABLE,
-                    "the store is not answering; retry later",
-                    retry_after=5,
-                )
+                failure = _store_unavailable()
                 return _respond(503, error_body(failure), error_headers(failure))
             except Exception as exc:
                 log.error(
@@ -165,11 +161,7 @@ class ApiPlugin:
         try:
             return self._domain.tokens.client_refusal(principal.client_id)
         except StoreUnavailable:
-            return ServiceError(
-                ErrorCode.SERVICE_UNAVAILABLE,
-                "the store is not answering; retry later",
-                retry_after=5,
-            )
+            return _store_unavailable()
 
     @staticmethod
     def _read(environ: dict[str, Any], limit: int, optional: bool) -> object:
@@ -178,6 +170,12 @@ class ApiPlugin:
             return None
         check_content_type(environ)
         return parse_json(read_body(environ, limit))
+
+
+def _store_unavailable() -> ServiceError:
+    return ServiceError(
+        ErrorCode.SERVICE_UNAVAILABLE, "the store is not answering; retry later", retry_after=5
+    )
 
 
 def _respond(status: int, body: WireModel | dict[str, Any], headers: dict[str, str]) -> bytes:
