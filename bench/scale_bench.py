@@ -270,17 +270,32 @@ def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
             )
 
 
+SCRATCH_TABLES = {
+    "temp table, no indexes": (
+        "CREATE TEMP TABLE scratch_plain (LIKE records INCLUDING DEFAULTS INCLUDING IDENTITY)"
+    ),
+    "table like records (its keys, WAL-logged)": (
+        "CREATE TABLE scratch_like (LIKE records INCLUDING ALL)"
+    ),
+}
+"""The two COPY baselines. The first is the floor of moving the bytes; the second writes the
+rows as the service must (durably, into a table with the records table's primary key and
+unique (issuer_id, iv)), so it is the database's own cost of a batch."""
+
+
 def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 7) -> None:
     proc = start("gunicorn", 2, instance, tmp / "metrics")
     url = proc.url  # type: ignore[attr-defined]
-    ratios = []
+    ratios: dict[str, list[tuple[float, float, float]]] = {name: [] for name in SCRATCH_TABLES}
     try:
         itok = token(url, instance.issuer)
         headers = {"Authorization": f"Bearer {itok}", "Content-Type": "application/json"}
         with httpx.Client(timeout=120) as client, psycopg.connect(instance.database_url) as conn:
-            conn.execute(
-                "CREATE TEMP TABLE scratch (LIKE records INCLUDING DEFAULTS INCLUDING IDENTITY)"
-            )
+            tables = {}
+            for name, create in SCRATCH_TABLES.items():
+                conn.execute(create)
+                tables[name] = create.split()[3 if " TEMP " in create else 2]
+            conn.commit()
             for _ in range(rounds):
                 sealed = [
                     sealed_record(
@@ -298,39 +313,43 @@ def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 7) -> None:
                 rows = [
                     (
                         s.body["service_reference"],
-                        "iss",
+                        instance.issuer["issuer_id"],
                         s.body["schema"],
                         s.body["issued_at"],
                         json.dumps(s.body["payslip_non_pii"]),
                         s.body["encryption_metadata"]["iv"],
                         s.body["encryption_metadata"]["tag"],
-                        None,
+                        s.body["encryption_metadata"]["key_version"],
                         "f",
                         "2026-11-23T00:00:00Z",
                     )
                     for s in sealed
                 ]
-                started = time.perf_counter()
-                with (
-                    conn.transaction(),
-                    conn.cursor().copy(
-                        'COPY scratch (service_reference, issuer_id, "schema", issued_at, '
-                        "payslip_non_pii, iv, tag, key_version, fingerprint, registered_at) "
-                        "FROM STDIN"
-                    ) as copy,
-                ):
-                    for row in rows:
-                        copy.write_row(row)
-                copy_s = time.perf_counter() - started
-                ratios.append((http_s / copy_s, http_s, copy_s))
+                for name, table in tables.items():
+                    started = time.perf_counter()
+                    with (
+                        conn.transaction(),
+                        conn.cursor().copy(
+                            f'COPY {table} (service_reference, issuer_id, "schema", issued_at, '
+                            "payslip_non_pii, iv, tag, key_version, fingerprint, registered_at) "
+                            "FROM STDIN"
+                        ) as copy,
+                    ):
+                        for row in rows:
+                            copy.write_row(row)
+                    copy_s = time.perf_counter() - started
+                    ratios[name].append((http_s / copy_s, http_s, copy_s))
+            conn.execute("DROP TABLE scratch_like")
+            conn.commit()
     finally:
         stop(proc)
-    ratio, http_s, copy_s = sorted(ratios)[len(ratios) // 2]
-    print(
-        f"1000-record batch over HTTP {http_s * 1000:.0f} ms vs COPY of the same rows "
-        f"{copy_s * 1000:.0f} ms: ratio {ratio:.2f} (target <= 4)",
-        flush=True,
-    )
+    for name, runs in ratios.items():
+        ratio, http_s, copy_s = sorted(runs)[len(runs) // 2]
+        print(
+            f"1000-record batch over HTTP {http_s * 1000:.0f} ms vs COPY of the same rows into a "
+            f"{name} {copy_s * 1000:.1f} ms: ratio {ratio:.2f} (target <= 4)",
+            flush=True,
+        )
 
 
 def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> None:

@@ -363,6 +363,68 @@ def test_canonical_json() -> None:
         canonical_json({"x": float("nan")})
 
 
+# --- what a wrong scalar is told ------------------------------------------------------------------
+
+_INTEGER = (
+    "expected an integer from -9007199254740991 to 9007199254740991 (no fractional part, not a "
+    "string)"
+)
+_IV = "expected exactly 16 base64url characters"
+_KEY = "expected <lowercase uuid>.<n> with n from 1 to 999999 and no leading zero"
+_CURRENCY = (
+    "expected an active ISO 4217 currency code with a minor unit (fund and metal codes are not "
+    "accepted)"
+)
+_DECIMAL = 'expected a decimal string such as "12.50" (not a JSON number)'
+_TEXT200 = "expected a string of 1 to 200 characters, without NUL (U+0000)"
+
+
+@pytest.mark.parametrize(
+    ("schema", "path", "value", "message"),
+    [
+        ("au.payslip.v1", f"{P}.gross_cents", "100", _INTEGER),
+        ("au.payslip.v1", f"{P}.gross_cents", 100.5, _INTEGER),
+        ("au.payslip.v1", f"{P}.gross_cents", True, _INTEGER),
+        ("au.payslip.v1", f"{P}.gross_cents", MAX_SAFE_INTEGER + 1, _INTEGER),
+        ("au.payslip.v1", "encryption_metadata.iv", 16, _IV),
+        ("au.payslip.v1", "encryption_metadata.iv", "AAECAwQFBgcICQo", _IV),
+        ("au.payslip.v1", "encryption_metadata.iv", "AAECAwQFBgcICQoL\n", _IV),
+        ("au.payslip.v1", "encryption_metadata.iv", "xAAECAwQFBgcICQoL", _IV),
+        ("au.payslip.v1", "encryption_metadata.iv", "AAECAwQFBgcICQo=", _IV),
+        ("au.payslip.v1", "encryption_metadata.key_version", KEY_VERSION.upper(), _KEY),
+        ("au.payslip.v1", "encryption_metadata.key_version", KEY_VERSION + ".1", _KEY),
+        ("au.payslip.v2", f"{P}.currency", "XAU", _CURRENCY),
+        ("au.payslip.v2", f"{P}.currency", "aud", _CURRENCY),
+        ("au.payslip.v2", f"{P}.currency", 36, _CURRENCY),
+        ("au.payslip.v2", f"{P}.gross", 1.5, _DECIMAL),
+        ("au.payslip.v2", f"{P}.gross", "1.", _DECIMAL),
+        ("au.payslip.v2", f"{P}.gross", "1.50\n", _DECIMAL),
+        ("au.payslip.v2", f"{P}.award", "", _TEXT200),
+        ("au.payslip.v2", f"{P}.award", "a" * 201, _TEXT200),
+        ("au.payslip.v2", f"{P}.award", "Clerks\x00Award", _TEXT200),
+    ],
+)
+def test_a_wrong_scalar_is_told_what_is_expected_and_never_its_value(
+    schema: str, path: str, value: object, message: str
+) -> None:
+    """The checks pydantic-core runs natively say exactly what the Python checks said, for a
+    wrong type, length, pattern or range alike, and stay anchored at both ends."""
+    body = changed(record(schema), path, value)
+    with pytest.raises(SchemaValidationError) as caught:
+        validate_register_non_pii(body)
+    assert [(e.path, e.message) for e in caught.value.field_errors] == [(path, message)]
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [(f"{P}.award", "a" * 200), (f"{P}.award", "é" * 200), (f"{P}.gross", "-0.00")],
+)
+def test_scalars_accept_their_edges(path: str, value: str) -> None:
+    """Lengths count characters, not bytes: 200 accented letters are 200 characters."""
+    request = validate_register_non_pii(changed(record("au.payslip.v2"), path, value))
+    assert request.payslip_non_pii_json()[path.split(".")[-1]] == value
+
+
 # --- integers and quantities ---------------------------------------------------------------------
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, PlainValidator, WithJsonSchema
+from pydantic import AfterValidator, GetCoreSchemaHandler, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
+from pydantic_core import core_schema as cs
 
 from .abn import is_valid_abn
 from .currencies import ISO_4217_WITH_MINOR_UNIT
@@ -30,6 +32,26 @@ T = TypeVar("T")
 
 def _fail(kind: str, message: str) -> PydanticCustomError:
     return PydanticCustomError(kind, message)
+
+
+@dataclass(frozen=True, eq=False)
+class _Native:
+    """A check pydantic-core runs itself, with no Python call per value, that fails with our
+    own `kind` and `message` whatever is wrong (the wrong type, length, pattern or range), just
+    as the Python check it replaced did. A 1000-record batch makes ~10,000 of these checks; as
+    Python calls they were a third of its validation time. `eq=False`: a core schema is a dict,
+    and typing hashes `Annotated` metadata."""
+
+    schema: cs.CoreSchema
+    kind: str
+    message: str
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> cs.CoreSchema:
+        return cs.custom_error_schema(
+            self.schema, custom_error_type=self.kind, custom_error_message=self.message
+        )
 
 
 def _reject_null(value: T | None) -> T:
@@ -76,14 +98,32 @@ def _quantity(value: object) -> int | float:
     return value
 
 
+def _integer(low: int, high: int) -> _Native:
+    """An integer from `low` to `high`: an `int` is checked natively; anything else (`100.0`,
+    which the wire allows, or a wrong value) goes to the Python check, which normalises or
+    refuses it."""
+    check = _integer_in(low, high)
+    return _Native(
+        cs.union_schema(
+            [
+                cs.int_schema(strict=True, ge=low, le=high),
+                cs.no_info_plain_validator_function(check),
+            ],
+            mode="left_to_right",
+        ),
+        "integer",
+        f"expected an integer from {low} to {high} (no fractional part, not a string)",
+    )
+
+
 Cents = Annotated[
     int,
-    PlainValidator(_integer_in(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)),
+    _integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
     WithJsonSchema({"type": "integer", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER}),
 ]
 BasisPoints = Annotated[
     int,
-    PlainValidator(_integer_in(0, 10_000)),
+    _integer(0, 10_000),
     WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 10_000}),
 ]
 Quantity = Annotated[
@@ -91,17 +131,15 @@ Quantity = Annotated[
 ]
 
 _DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
-_DECIMAL_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-
-
-def _decimal(value: object) -> str:
-    if not isinstance(value, str) or not _DECIMAL_RE.fullmatch(value):
-        raise _fail("decimal", 'expected a decimal string such as "12.50" (not a JSON number)')
-    return value
-
 
 DecimalText = Annotated[
-    str, PlainValidator(_decimal), WithJsonSchema({"type": "string", "pattern": _DECIMAL_PATTERN})
+    str,
+    _Native(
+        cs.str_schema(strict=True, pattern=_DECIMAL_PATTERN),
+        "decimal",
+        'expected a decimal string such as "12.50" (not a JSON number)',
+    ),
+    WithJsonSchema({"type": "string", "pattern": _DECIMAL_PATTERN}),
 ]
 """A v2 amount, rate or quantity, kept as the exact string sent ("1.50" stays "1.50")."""
 
@@ -171,15 +209,10 @@ Timestamp = Annotated[
 # --- text ----------------------------------------------------------------------------------------
 
 
-def _text(pattern: str, expected: str) -> Callable[[object], str]:
-    regex = re.compile(pattern)
-
-    def check(value: object) -> str:
-        if not isinstance(value, str) or not regex.fullmatch(value):
-            raise _fail("text", expected)
-        return value
-
-    return check
+def _text(pattern: str, expected: str) -> _Native:
+    """A string matching all of `pattern` (pydantic-core's regex searches, so it is anchored
+    here; `$` in that engine is the very end, as `re.fullmatch` was)."""
+    return _Native(cs.str_schema(strict=True, pattern=f"^(?:{pattern})$"), "text", expected)
 
 
 NO_NUL_PATTERN = "^[^\\u0000]*$"
@@ -187,15 +220,13 @@ NO_NUL_PATTERN = "^[^\\u0000]*$"
 held one would be accepted by one store and refused by the other."""
 
 
-def _length(low: int, high: int) -> Callable[[object], str]:
-    expected = f"expected a string of {low} to {high} characters, without NUL (U+0000)"
-
-    def check(value: object) -> str:
-        if not isinstance(value, str) or not low <= len(value) <= high or "\x00" in value:
-            raise _fail("text", expected)
-        return value
-
-    return check
+def _length(low: int, high: int) -> _Native:
+    """Free text of `low` to `high` characters (code points, as Python's `len`), without NUL."""
+    return _Native(
+        cs.str_schema(strict=True, min_length=low, max_length=high, pattern=r"^[^\x00]*$"),
+        "text",
+        f"expected a string of {low} to {high} characters, without NUL (U+0000)",
+    )
 
 
 B64URL_PATTERN = r"^[A-Za-z0-9_-]+$"
@@ -208,19 +239,17 @@ CANONICAL_B64URL_PATTERN = (
 
 Iv = Annotated[
     str,
-    PlainValidator(_text(r"[A-Za-z0-9_-]{16}", "expected exactly 16 base64url characters")),
+    _text(r"[A-Za-z0-9_-]{16}", "expected exactly 16 base64url characters"),
     WithJsonSchema({"type": "string", "minLength": 16, "maxLength": 16, "pattern": B64URL_PATTERN}),
 ]
 Tag = Annotated[
     str,
-    PlainValidator(_text(r"[A-Za-z0-9_-]{22}", "expected exactly 22 base64url characters")),
+    _text(r"[A-Za-z0-9_-]{22}", "expected exactly 22 base64url characters"),
     WithJsonSchema({"type": "string", "minLength": 22, "maxLength": 22, "pattern": TAG_PATTERN}),
 ]
 ServiceReference = Annotated[
     str,
-    PlainValidator(
-        _text(r"[A-Za-z0-9_-]{22}", "expected exactly 22 characters of A-Z a-z 0-9 _ -")
-    ),
+    _text(r"[A-Za-z0-9_-]{22}", "expected exactly 22 characters of A-Z a-z 0-9 _ -"),
     WithJsonSchema({"type": "string", "minLength": 22, "maxLength": 22, "pattern": B64URL_PATTERN}),
 ]
 _KEY_VERSION_PATTERN = (
@@ -228,46 +257,44 @@ _KEY_VERSION_PATTERN = (
 )
 KeyVersion = Annotated[
     str,
-    PlainValidator(
-        _text(
-            _KEY_VERSION_PATTERN,
-            "expected <lowercase uuid>.<n> with n from 1 to 999999 and no leading zero",
-        )
+    _text(
+        _KEY_VERSION_PATTERN,
+        "expected <lowercase uuid>.<n> with n from 1 to 999999 and no leading zero",
     ),
     WithJsonSchema({"type": "string", "pattern": f"^{_KEY_VERSION_PATTERN}$"}),
 ]
 EncryptedPii = Annotated[
     str,
-    PlainValidator(_text(r"[A-Za-z0-9_-]{1,2886}", "expected 1 to 2886 base64url characters")),
+    _text(r"[A-Za-z0-9_-]{1,2886}", "expected 1 to 2886 base64url characters"),
     WithJsonSchema(
         {"type": "string", "minLength": 1, "maxLength": 2886, "pattern": CANONICAL_B64URL_PATTERN}
     ),
 ]
 ExternalId = Annotated[
     str,
-    PlainValidator(_text(r"[ -~]{1,255}", "expected 1 to 255 printable ASCII characters")),
+    _text(r"[ -~]{1,255}", "expected 1 to 255 printable ASCII characters"),
     WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"}),
 ]
 Barcode = Annotated[
     str,
-    PlainValidator(_length(1, 13_000)),
+    _length(1, 13_000),
     WithJsonSchema(
         {"type": "string", "minLength": 1, "maxLength": 13_000, "pattern": NO_NUL_PATTERN}
     ),
 ]
 Text50 = Annotated[
     str,
-    PlainValidator(_length(1, 50)),
+    _length(1, 50),
     WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 50, "pattern": NO_NUL_PATTERN}),
 ]
 Text200 = Annotated[
     str,
-    PlainValidator(_length(1, 200)),
+    _length(1, 200),
     WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 200, "pattern": NO_NUL_PATTERN}),
 ]
 NzTaxCode = Annotated[
     str,
-    PlainValidator(_text(r"[A-Z]{1,4}( SL)?", "expected an IRD tax code such as M, M SL or ND")),
+    _text(r"[A-Z]{1,4}( SL)?", "expected an IRD tax code such as M, M SL or ND"),
     WithJsonSchema({"type": "string", "pattern": r"^[A-Z]{1,4}( SL)?$"}),
 ]
 
@@ -308,18 +335,13 @@ Usi = Annotated[
 ]
 
 
-def _iso_currency(value: object) -> str:
-    if not isinstance(value, str) or value not in ISO_4217_WITH_MINOR_UNIT:
-        raise _fail(
-            "currency",
-            "expected an active ISO 4217 currency code with a minor unit (fund and metal codes "
-            "are not accepted)",
-        )
-    return value
-
-
 IsoCurrency = Annotated[
     str,
-    PlainValidator(_iso_currency),
+    _Native(
+        cs.literal_schema(sorted(ISO_4217_WITH_MINOR_UNIT)),
+        "currency",
+        "expected an active ISO 4217 currency code with a minor unit (fund and metal codes "
+        "are not accepted)",
+    ),
     WithJsonSchema({"type": "string", "enum": sorted(ISO_4217_WITH_MINOR_UNIT)}),
 ]
