@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from service.domain.errors import ServiceError, validation_failed
 from service.protocol.errors import ErrorCode
 
@@ -111,20 +113,60 @@ def _object_hook() -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
 def _too_deep(value: object) -> bool:
     """Whether containers nest deeper than MAX_DEPTH: one level at a time, without recursion,
     with exact type checks (about 1 ms for a 1000-record batch; a generic walk took 4-5)."""
+    return not _within_limits(value, check_keys=False)
+
+
+def _within_limits(value: object, check_keys: bool = True) -> bool:
+    """Whether `value` nests no deeper than MAX_DEPTH and (with `check_keys`) no object has
+    more than MAX_OBJECT_KEYS keys nor all together more than MAX_TOTAL_KEYS."""
     level: list[Any] = [value]
+    keys = 0
     for _ in range(MAX_DEPTH):
         deeper: list[Any] = []
         extend = deeper.extend
         for item in level:
             kind = type(item)
             if kind is dict:
+                if check_keys:
+                    count = len(item)
+                    if count > MAX_OBJECT_KEYS:
+                        return False
+                    keys += count
                 extend(item.values())
             elif kind is list:
                 extend(item)
         if not deeper:
-            return False
+            return keys <= MAX_TOTAL_KEYS
         level = deeper
-    return True
+    return False
+
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+"""19 digits in a row may be an integer beyond 64 bits, which orjson reads as a float."""
+_ESCAPED_COLON = b"\\u003"
+"""`\\u003a` is a colon that the raw text does not show as one (see `_parse_fast`)."""
+
+
+def _parse_fast(raw: bytes) -> object | None:
+    """The body parsed by orjson, or None when only the checked parser can say what it is.
+
+    None whenever orjson refuses the body, an integer might exceed 64 bits, a limit is passed,
+    or a key repeats: then `_parse_checked` reads it again and gives the exact error (or, for a
+    long integer, the exact value). A repeated key is found without looking at every object:
+    outside strings, a JSON text has one colon per key, and a colon inside a string is written
+    as itself unless escaped as `\\u003a`. orjson keeps the last of two equal keys, so
+    writing the value back out loses at least one colon exactly when some key repeated.
+    A 1000-record batch: ~2.5 ms instead of ~4.5 ms with the checked parser."""
+    if _ESCAPED_COLON in raw or _LONG_NUMBER in raw.translate(_DIGITS_AS_ZERO):
+        return None
+    try:
+        value = orjson.loads(raw)
+        if not _within_limits(value) or orjson.dumps(value).count(b":") != raw.count(b":"):
+            return None
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return None
+    return value
 
 
 def parse_json(raw: bytes) -> object:
@@ -132,6 +174,12 @@ def parse_json(raw: bytes) -> object:
         raise validation_failed("", "the body is empty; send a JSON object")
     if raw.count(b'"') > 2 * MAX_STRINGS:
         raise validation_failed("", f"the body has more than {MAX_STRINGS} keys and strings")
+    value = _parse_fast(raw)
+    return _parse_checked(raw) if value is None else value
+
+
+def _parse_checked(raw: bytes) -> object:
+    """The stdlib parser with a hook on every object: slower, but it names the problem."""
     try:
         text = raw.decode("utf-8")
         value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_object_hook())

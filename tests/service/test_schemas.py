@@ -6,12 +6,14 @@ import copy
 import json
 import subprocess
 import sys
+import typing
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from service.protocol.schemas import (
     MAX_SAFE_INTEGER,
@@ -313,6 +315,44 @@ def test_valid_examples_pass_on_every_registration_operation(schema: str, varian
     assert item.service_reference == REFERENCE
     assert item.external_id == "run-7/slip-1"
     assert built.encrypted_pii == "Q2lwaGVydGV4dA"
+
+
+def _models_under(model: type[BaseModel]) -> set[type[BaseModel]]:
+    """`model` and every model its fields hold, however nested."""
+    found: set[type[BaseModel]] = set()
+    pending = [model]
+    while pending:
+        current = pending.pop()
+        if current in found:
+            continue
+        found.add(current)
+        for info in current.model_fields.values():
+            stack = [info.annotation]
+            while stack:
+                kind = stack.pop()
+                if isinstance(kind, type) and issubclass(kind, BaseModel):
+                    pending.append(kind)
+                stack.extend(typing.get_args(kind))
+    return found
+
+
+def test_payslip_models_dump_as_their_fields_are_named() -> None:
+    """`as_sent` builds the stored JSON from field names; that is only pydantic's dump while no
+    payslip model renames a field or serializes one its own way."""
+    for payslip in PAYSLIP_SCHEMAS.values():
+        for model in _models_under(payslip):
+            for name, info in model.model_fields.items():
+                assert (info.alias, info.serialization_alias) == (None, None), (model, name)
+            decorators = model.__pydantic_decorators__
+            assert not decorators.field_serializers and not decorators.model_serializers, model
+
+
+@pytest.mark.parametrize("schema", list(EXAMPLES))
+@pytest.mark.parametrize("variant", [0, 1], ids=["minimal", "full"])
+def test_stored_payslip_is_pydantics_dump(schema: str, variant: int) -> None:
+    request = validate_register_non_pii(record(schema, EXAMPLES[schema][variant]))
+    dumped = request.payslip_non_pii.model_dump(mode="json", exclude_unset=True)
+    assert request.payslip_non_pii_json() == dumped == EXAMPLES[schema][variant]
 
 
 def test_payslip_json_keeps_exactly_what_was_sent() -> None:

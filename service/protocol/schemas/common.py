@@ -31,6 +31,23 @@ class ClosedModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, hide_input_in_errors=True, frozen=True)
 
+    def as_sent(self) -> dict[str, Any]:
+        """The JSON object this model was validated from, with only the wire's normalisations
+        (`100.0` where an integer is expected is `100`): exactly the fields that were present,
+        nested models and lists alike. What `model_dump(mode="json", exclude_unset=True)` gives
+        for these models, which carry no aliases, serializers or non-JSON values (tests check
+        both), at a third of its cost: a pay run computes it for every record it registers."""
+        values = self.__dict__
+        return {name: _as_sent(values[name]) for name in self.__pydantic_fields_set__}
+
+
+def _as_sent(value: Any) -> Any:
+    if isinstance(value, ClosedModel):
+        return value.as_sent()
+    if isinstance(value, list):
+        return [_as_sent(item) for item in value]
+    return value
+
 
 @dataclass(frozen=True)
 class Violation:

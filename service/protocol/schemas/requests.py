@@ -92,7 +92,7 @@ class PayslipRecord(ClosedModel):
     def payslip_non_pii_json(self) -> dict[str, Any]:
         """The payslip exactly as the client sent it, normalised only where the wire allows
         (`100.0` as an integer becomes `100`); this is what is stored and shown to verifiers."""
-        return self.payslip_non_pii.model_dump(mode="json", exclude_unset=True)
+        return self.payslip_non_pii.as_sent()
 
     def idempotency_content(self) -> dict[str, Any]:
         """The content PROTOCOL §6 compares for a repeated `service_reference`; pass it to
