@@ -157,11 +157,11 @@ def _parse_fast(raw: bytes) -> object | None:
     outside strings, a JSON text has one colon per key, and a colon inside a string is written
     as itself unless escaped as `\\u003a`. orjson keeps the last of two equal keys, so
     writing the value back out loses at least one colon exactly when some key repeated.
-    A 1000-record batch: ~2.5 ms instead of ~4.5 ms with the checked parser."""
+    A 1000-record batch: ~3.5 ms instead of ~4.7 ms with the checked parser."""
     if _ESCAPED_COLON in raw or _LONG_NUMBER in raw.translate(_DIGITS_AS_ZERO):
         return None
     try:
-        value = orjson.loads(raw)
+        value: object = orjson.loads(raw)
         if not _within_limits(value) or orjson.dumps(value).count(b":") != raw.count(b":"):
             return None
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
