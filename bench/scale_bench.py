@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -320,8 +321,8 @@ def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 7) -> None:
                         s.body["encryption_metadata"]["iv"],
                         s.body["encryption_metadata"]["tag"],
                         s.body["encryption_metadata"]["key_version"],
-                        "f",
-                        "2026-11-23T00:00:00Z",
+                        hashlib.sha256(s.body["service_reference"].encode()).hexdigest(),
+                        "2026-11-23T00:00:00.000000Z",
                     )
                     for s in sealed
                 ]

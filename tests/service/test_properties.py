@@ -25,6 +25,12 @@ from service.protocol.barcode_text import (
     build_scan_url_v2,
     parse_barcode,
 )
+from service.protocol.encoding import (
+    EncodingError,
+    b64url_decode,
+    b64url_encode,
+    is_canonical_b64url,
+)
 from service.protocol.pii_text import FORMATS, PiiTextError, build_pii_text, parse_pii_text
 
 REFERENCES = st.text(string.ascii_letters + string.digits + "_-", min_size=22, max_size=22)
@@ -156,3 +162,18 @@ def test_the_body_parser_reads_back_any_json_it_accepts(value: object) -> None:
         assert exc.code == "VALIDATION_FAILED"
         return
     assert parsed == value
+
+
+@FAST
+@given(st.text(st.sampled_from(list(string.ascii_letters + string.digits + "_-=+/ ")), max_size=30))
+@example("w3UjhdmeYGSof6tg6gZrJA")
+@example("w3UjhdmeYGSof6tg6gZrJB")
+@example("I5dXnk_3b4w6Z3ts")
+def test_canonical_base64url_is_what_decodes_and_encodes_back(text: str) -> None:
+    """Registration's quick check agrees with the strict decoder: canonical exactly when the
+    text decodes and the bytes encode back to the same text."""
+    try:
+        canonical = b64url_encode(b64url_decode(text)) == text
+    except EncodingError:
+        canonical = False
+    assert is_canonical_b64url(text) == canonical
