@@ -114,16 +114,11 @@ class Registration:
         pending: list[tuple[int, Record]] = []
         now = self._now()
         check_key = self._keys.registration_key_checker(principal.owner_id)
-        all_valid = schemas.validate_batch_records(request.records)
         for index, item in enumerate(request.records):
             echo = _echo(item)
             echoes.append(echo)
             try:
-                record = (
-                    all_valid[index]
-                    if all_valid is not None
-                    else schemas.validate_batch_record(item)
-                )
+                record = schemas.validate_batch_record(item)
                 _check_encoding(record)
                 check_key(record.encryption_metadata.key_version)
             except schemas.SchemaValidationError as exc:

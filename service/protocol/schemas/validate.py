@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .errors import SchemaValidationError, field_errors_from
 from .requests import (
@@ -48,19 +48,6 @@ def validate_batch_envelope(body: object) -> list[dict[str, Any]]:
     """The records of a batch body, each still unvalidated. Only what makes the whole batch
     unreadable fails here; a bad record is that record's own result (`validate_batch_record`)."""
     return validate_as(BatchEnvelope, body).records
-
-
-_BATCH_RECORDS = TypeAdapter(list[BatchRecord])
-
-
-def validate_batch_records(items: list[Any]) -> list[BatchRecord] | None:
-    """Every record of a batch in one call into pydantic-core (a thousand calls cost ~15 %
-    more), or None when any record fails: the caller then validates each record alone, so a
-    bad record still gets its own result and never taints the others."""
-    try:
-        return _BATCH_RECORDS.validate_python(items)
-    except ValidationError:
-        return None
 
 
 def validate_batch_record(item: object) -> BatchRecord:
