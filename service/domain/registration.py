@@ -60,12 +60,6 @@ def _echo(item: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _accepted(status: str, echo: dict[str, str]) -> BatchResultItem:
-    """A stored record's result, built without validation: its status is one of ours and
-    `echo` holds only text (a 1000-record batch builds a thousand of these)."""
-    return BatchResultItem.model_construct(None, status=status, **echo)
-
-
 def _refused(echo: dict[str, str], error: ServiceError) -> BatchResultItem:
     return BatchResultItem(status="error", **echo, code=error.code, detail=error.detail)
 
@@ -135,9 +129,9 @@ class Registration:
         for (index, _), outcome in zip(pending, outcomes, strict=True):
             status = self._own(outcome, principal)
             if status is AddStatus.CREATED:
-                results[index] = _accepted("created", echoes[index])
+                results[index] = BatchResultItem(status="created", **echoes[index])
             elif status is AddStatus.DUPLICATE:
-                results[index] = _accepted("duplicate", echoes[index])
+                results[index] = BatchResultItem(status="duplicate", **echoes[index])
             else:
                 error = _CONFLICT if status is AddStatus.CONFLICT else _IV_REUSED
                 results[index] = _refused(echoes[index], error)
