@@ -273,10 +273,12 @@ def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
 
 SCRATCH_TABLES = {
     "temp table, no indexes": (
-        "CREATE TEMP TABLE scratch_plain (LIKE records INCLUDING DEFAULTS INCLUDING IDENTITY)"
+        "scratch_plain",
+        "CREATE TEMP TABLE scratch_plain (LIKE records INCLUDING DEFAULTS INCLUDING IDENTITY)",
     ),
     "table like records (its keys, WAL-logged)": (
-        "CREATE TABLE scratch_like (LIKE records INCLUDING ALL)"
+        "scratch_like",
+        "CREATE TABLE scratch_like (LIKE records INCLUDING ALL)",
     ),
 }
 """The two COPY baselines. The first is the floor of moving the bytes; the second writes the
@@ -292,10 +294,8 @@ def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 7) -> None:
         itok = token(url, instance.issuer)
         headers = {"Authorization": f"Bearer {itok}", "Content-Type": "application/json"}
         with httpx.Client(timeout=120) as client, psycopg.connect(instance.database_url) as conn:
-            tables = {}
-            for name, create in SCRATCH_TABLES.items():
+            for _, create in SCRATCH_TABLES.values():
                 conn.execute(create)
-                tables[name] = create.split()[3 if " TEMP " in create else 2]
             conn.commit()
             for _ in range(rounds):
                 sealed = [
@@ -326,7 +326,7 @@ def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 7) -> None:
                     )
                     for s in sealed
                 ]
-                for name, table in tables.items():
+                for name, (table, _) in SCRATCH_TABLES.items():
                     started = time.perf_counter()
                     with (
                         conn.transaction(),
