@@ -26,7 +26,7 @@ from service.protocol.crypto import AuthenticationFailed, decrypt
 from service.protocol.encoding import (
     EncodingError,
     b64url_decode,
-    is_canonical_b64url,
+    b64url_tail_is_canonical,
     new_reference,
 )
 from service.protocol.errors import ErrorCode
@@ -34,7 +34,6 @@ from service.protocol.schemas import (
     Barcode,
     BarcodeResult,
     BatchResult,
-    BatchResultItem,
     RegistrationResult,
 )
 from service.storage.port import AddOutcome, AddStatus, Record, Store
@@ -42,13 +41,15 @@ from service.storage.port import AddOutcome, AddStatus, Record, Store
 
 def _check_encoding(request: schemas.PayslipRecord) -> None:
     """IV and tag must be canonical base64url: two spellings of one IV would defeat the
-    one-IV-per-issuer rule."""
+    one-IV-per-issuer rule. Their schema has checked the alphabet and length already."""
     meta = request.encryption_metadata
-    for name, value in (("iv", meta.iv), ("tag", meta.tag)):
-        if not is_canonical_b64url(value):
-            raise validation_failed(
-                f"encryption_metadata.{name}", "is not canonical unpadded base64url"
-            )
+    if not b64url_tail_is_canonical(meta.iv):
+        raise validation_failed("encryption_metadata.iv", _NOT_CANONICAL)
+    if not b64url_tail_is_canonical(meta.tag):
+        raise validation_failed("encryption_metadata.tag", _NOT_CANONICAL)
+
+
+_NOT_CANONICAL = "is not canonical unpadded base64url"
 
 
 def _echo(item: dict[str, Any]) -> dict[str, str]:
@@ -60,8 +61,8 @@ def _echo(item: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _refused(echo: dict[str, str], error: ServiceError) -> BatchResultItem:
-    return BatchResultItem(status="error", **echo, code=error.code, detail=error.detail)
+def _refused(echo: dict[str, str], error: ServiceError) -> dict[str, str]:
+    return {"status": "error", **echo, "code": error.code, "detail": error.detail}
 
 
 _CONFLICT = ServiceError(
@@ -103,7 +104,9 @@ class Registration:
         return RegistrationResult(service_reference=reference), status is AddStatus.CREATED
 
     def register_batch(self, principal: Principal, request: schemas.BatchEnvelope) -> BatchResult:
-        results: list[BatchResultItem | None] = []
+        # Results are plain dicts until the end: one validation of the whole list costs half
+        # of 1000 BatchResultItem constructions.
+        results: list[dict[str, str] | None] = []
         echoes: list[dict[str, str]] = []
         pending: list[tuple[int, Record]] = []
         now = self._now()
@@ -129,13 +132,13 @@ class Registration:
         for (index, _), outcome in zip(pending, outcomes, strict=True):
             status = self._own(outcome, principal)
             if status is AddStatus.CREATED:
-                results[index] = BatchResultItem(status="created", **echoes[index])
+                results[index] = {"status": "created", **echoes[index]}
             elif status is AddStatus.DUPLICATE:
-                results[index] = BatchResultItem(status="duplicate", **echoes[index])
+                results[index] = {"status": "duplicate", **echoes[index]}
             else:
                 error = _CONFLICT if status is AddStatus.CONFLICT else _IV_REUSED
                 results[index] = _refused(echoes[index], error)
-        return BatchResult(results=[result for result in results if result is not None])
+        return BatchResult.model_validate({"results": results})
 
     def register_and_build(
         self, principal: Principal, request: schemas.RegisterAndBuildRequest

@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Record:
-    """A registered payslip: the non-personal part and the metadata needed to decrypt later."""
+    """A registered payslip: the non-personal part and the metadata needed to decrypt later.
+
+    Treated as immutable, but not `frozen`: a frozen dataclass's `__init__` sets each field
+    through `object.__setattr__`, 2.3 µs for these 13 fields instead of 0.8, and a batch builds
+    one per record. Nothing assigns to a Record's fields (a new one is made instead)."""
 
     service_reference: str
     issuer_id: str
