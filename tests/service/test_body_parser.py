@@ -57,8 +57,8 @@ def _outcome(parse: object, raw: bytes) -> tuple[str, str]:
 @example('{"x":"\\u003a","k":1,"k":2}')
 @example('{"n":123456789012345678901234567890}')
 @example('[{"a":{"a":{}},"a":1}]')
-@example('[18446744073709551615, 18446744073709551616, -9223372036854775808, -9223372036854775809]')
-@example('[9.3e18, -9.3e18, 1e300, 9.2e18]')
+@example("[18446744073709551615, 18446744073709551616, -9223372036854775808, -9223372036854775809]")
+@example("[9.3e18, -9.3e18, 1e300, 9.2e18]")
 def test_a_body_gets_what_the_checked_parser_gives(text: str) -> None:
     raw = text.encode("utf-8")
     assert _outcome(parse_json, raw) == _outcome(body._parse_checked, raw)
