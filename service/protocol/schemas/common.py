@@ -171,9 +171,9 @@ class PeriodModel(RuleCheckedModel):
         if (
             isinstance(start, str)
             and isinstance(end, str)
-            and is_calendar_date(start)
-            and is_calendar_date(end)
             and end < start  # YYYY-MM-DD strings order like the dates they name
+            and is_calendar_date(start)  # else that field's own error says it
+            and is_calendar_date(end)
         ):
             return [Violation("period_end", "must not be before period_start")]
         return []

@@ -87,7 +87,8 @@ class PayslipRecord(ClosedModel):
             # `schema` already failed; validating against a guessed shape would only add noise.
             # The record is rejected anyway, so the raw value is never used.
             return value
-        return PAYSLIP_SCHEMAS[schema_id].model_validate(value)
+        # The core validator directly, as `validate_as` does (no `model_validate` wrapper).
+        return PAYSLIP_SCHEMAS[schema_id].__pydantic_validator__.validate_python(value)
 
     def payslip_non_pii_json(self) -> dict[str, Any]:
         """The payslip exactly as the client sent it, normalised only where the wire allows

@@ -7,7 +7,7 @@ the submitted values into a logged traceback, and they may be personal data.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -24,9 +24,11 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def validate_as(model: type[M], body: object) -> M:
-    """`body` as a `model`, or SchemaValidationError (the one mapping of pydantic's errors)."""
+    """`body` as a `model`, or SchemaValidationError (the one mapping of pydantic's errors).
+    The model's core validator is called directly: `model_validate` adds ~0.5 µs of Python
+    per call, and a batch makes one per record."""
     try:
-        return model.model_validate(body)
+        return cast(M, model.__pydantic_validator__.validate_python(body))
     except ValidationError as exc:
         errors = field_errors_from(exc)
     raise SchemaValidationError(errors) from None
