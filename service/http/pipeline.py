@@ -179,12 +179,12 @@ def _store_unavailable() -> ServiceError:
 
 
 def _respond(status: int, body: WireModel | dict[str, Any], headers: dict[str, str]) -> bytes:
-    """The one place a body becomes bytes (so every answer is encoded alike)."""
-    if isinstance(body, WireModel):
-        body = body.wire()
+    """The one place a route's answer becomes bytes (so all are encoded alike: compact UTF-8)."""
     response = bottle.response
     response.status = status
     response.content_type = "application/json"
     for key, value in headers.items():
         response.set_header(key, value)
-    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    if isinstance(body, WireModel):
+        return body.wire_json()
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

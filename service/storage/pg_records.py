@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import operator
 from collections.abc import Sequence
 from functools import partial
 from typing import Final
@@ -88,17 +89,23 @@ def _stored_rows(conn: Conn, records: list[Record]) -> list[DictRow]:
     ).fetchall()
 
 
+_by_reference = operator.attrgetter("service_reference")
+
+
 def _copy_in(conn: Conn, created: list[Record]) -> None:
     """Insert with COPY, sorted by reference: concurrent batches then wait for each other's
     rows in one order, which makes deadlocks unlikely (one still only costs a retry)."""
     with conn.cursor().copy(RECORD_COPY) as copy:
-        for record in sorted(created, key=lambda r: r.service_reference):
+        for record in sorted(created, key=_by_reference):
             copy.write_row(record_copy_values(record))
 
 
-def _add_records_once(conn: Conn, records: list[Record], mode: _Mode) -> list[AddOutcome]:
+def _add_records_once(
+    conn: Conn, records: list[Record], mode: _Mode, alone: list[AddOutcome]
+) -> list[AddOutcome]:
     """One attempt, one transaction. Attempts under the shared lock give up, rolling back,
-    whenever their result might not match a serial execution."""
+    whenever their result might not match a serial execution. `alone`: the verdicts if nothing
+    were stored (all CREATED in NEW mode), which a NEW attempt returns when its COPY succeeds."""
     try:
         with transaction(conn):
             lock = (
@@ -106,9 +113,8 @@ def _add_records_once(conn: Conn, records: list[Record], mode: _Mode) -> list[Ad
             )
             conn.execute(f"SELECT {lock}(%s)", (RECORDS_LOCK,))
             if mode is _Mode.NEW:
-                outcomes = [AddOutcome(AddStatus.CREATED, r) for r in records]
                 _copy_in(conn, records)
-                return outcomes
+                return alone
             rows = _stored_rows(conn, records)
             stored_by_ref = {row["service_reference"]: record_from_row(row) for row in rows}
             stored_ivs = {(row["issuer_id"], row["iv"]) for row in rows}
@@ -151,7 +157,8 @@ class RecordTables:
         while True:
             try:
                 return self._db.run(
-                    partial(_add_records_once, records=batch, mode=mode), Retry.BEFORE_COMMIT
+                    partial(_add_records_once, records=batch, mode=mode, alone=alone.outcomes),
+                    Retry.BEFORE_COMMIT,
                 )
             except _NextModeError as why:
                 log.debug("add_records repeated %s: %s", _NEXT[mode].value, why)
