@@ -159,9 +159,9 @@ def _parse_fast(raw: bytes) -> object | None:
         return None
     try:
         value: object = orjson.loads(raw)
-        if not _within_limits(value, floats_below=_INT64_RANGE) or orjson.dumps(value).count(
-            b":"
-        ) != raw.count(b":"):
+        if not _within_limits(value, floats_below=_INT64_RANGE):
+            return None
+        if orjson.dumps(value).count(b":") != raw.count(b":"):
             return None
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return None
