@@ -43,13 +43,11 @@ def _check_encoding(request: schemas.PayslipRecord) -> None:
     """IV and tag must be canonical base64url: two spellings of one IV would defeat the
     one-IV-per-issuer rule. Their schema has checked the alphabet and length already."""
     meta = request.encryption_metadata
-    if not b64url_tail_is_canonical(meta.iv):
-        raise validation_failed("encryption_metadata.iv", _NOT_CANONICAL)
-    if not b64url_tail_is_canonical(meta.tag):
-        raise validation_failed("encryption_metadata.tag", _NOT_CANONICAL)
-
-
-_NOT_CANONICAL = "is not canonical unpadded base64url"
+    for name, value in (("iv", meta.iv), ("tag", meta.tag)):
+        if not b64url_tail_is_canonical(value):
+            raise validation_failed(
+                f"encryption_metadata.{name}", "is not canonical unpadded base64url"
+            )
 
 
 def _echo(item: dict[str, Any]) -> dict[str, str]:
