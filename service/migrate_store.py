@@ -80,23 +80,47 @@ def _check_target(target: Any, source: Any) -> None:
 
 
 def _copy(source: Any, target: Any) -> dict[str, int]:
+    """Each table in the order its rows refer to each other; every step skips what is there."""
+    settings = _copy_settings(source, target)
+    issuers, verifiers = _copy_parties(source, target)
+    clients = _copy_clients(source, target)
+    keys = _copy_keys(source, target)
+    records, created, already = _copy_records(source, target)
+    return {
+        "settings": settings,
+        "issuers": issuers,
+        "verifiers": verifiers,
+        "clients": clients,
+        "keys": keys,
+        "records": records,
+        "records_created": created,
+        "records_already_there": already,
+    }
+
+
+def _copy_settings(source: Any, target: Any) -> int:
     settings = source.export_table("settings")
     for doc in settings:
         if target.get_setting(doc["name"]) is None:
             target.set_setting(doc["name"], doc["value"])
+    return len(settings)
 
+
+def _copy_parties(source: Any, target: Any) -> tuple[int, int]:
     known_issuers = {i.issuer_id for i in target.list_issuers()}
     issuers = source.list_issuers()
     for issuer in issuers:
         if issuer.issuer_id not in known_issuers:
             target.add_issuer(issuer)
-
     known_verifiers = {v.verifier_id for v in target.list_verifiers()}
     verifiers = source.list_verifiers()
     for verifier in verifiers:
         if verifier.verifier_id not in known_verifiers:
             target.add_verifier(verifier)
+    return len(issuers), len(verifiers)
 
+
+def _copy_clients(source: Any, target: Any) -> int:
     clients: list[Client] = source.list_clients()
     for client in clients:
         existing = target.get_client(client.client_id)
@@ -104,7 +128,10 @@ def _copy(source: Any, target: Any) -> dict[str, int]:
             target.add_client(client)
         elif existing.disabled != client.disabled:
             target.set_client_disabled(client.client_id, client.disabled)
+    return len(clients)
 
+
+def _copy_keys(source: Any, target: Any) -> int:
     keys: list[KeyVersion] = source.list_keys()
     for key in keys:
         existing_key = target.get_key(key.key_version)
@@ -113,34 +140,29 @@ def _copy(source: Any, target: Any) -> dict[str, int]:
             target.add_key(key, demote_active=False)
         elif key.state == "retired" and existing_key.state != "retired":
             target.retire_key(key.key_version, key.retired_at or "")
+    return len(keys)
 
+
+def _copy_records(source: Any, target: Any) -> tuple[int, int, int]:
+    """Records in chunks; one that collides with a different stored record stops the copy."""
     records: list[Record] = source.all_records()
     created = already = 0
     for start in range(0, len(records), CHUNK):
         chunk = records[start : start + CHUNK]
         outcomes = target.add_records(chunk)
-        for record, outcome in zip(chunk, outcomes, strict=True):
+        for offset, (record, outcome) in enumerate(zip(chunk, outcomes, strict=True)):
             if outcome.status is AddStatus.CREATED:
                 created += 1
                 continue
             if outcome.status is not AddStatus.DUPLICATE:
                 raise InstanceError(
-                    f"record {start + chunk.index(record) + 1} of the source collides with a "
+                    f"record {start + offset + 1} of the source collides with a "
                     f"different record in PostgreSQL ({outcome.status.name}); nothing after it "
                     "was copied"
                 )
             already += 1
             _catch_up(target, record, outcome.record)
-    return {
-        "settings": len(settings),
-        "issuers": len(issuers),
-        "verifiers": len(verifiers),
-        "clients": len(clients),
-        "keys": len(keys),
-        "records": len(records),
-        "records_created": created,
-        "records_already_there": already,
-    }
+    return len(records), created, already
 
 
 def _catch_up(target: Any, record: Record, stored: Record | None) -> None:
