@@ -281,6 +281,7 @@ def install_applicant_check(
         panel.code_field.setFocus()
 
     button.clicked.connect(show)
+    pages.currentChanged.connect(lambda _: button.setVisible(pages.currentWidget() is not panel))
     header.insertWidget(header.count() - 1, button)
     panel.back.connect(lambda: pages.setCurrentWidget(scan_page))
     return panel

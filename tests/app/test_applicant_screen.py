@@ -86,6 +86,7 @@ def _open(qtbot: Any, screen: VerifyScreen) -> ApplicantPanel:
     assert panel is not None and panel.open_button_on_screen is not None
     qtbot.mouseClick(panel.open_button_on_screen, Qt.MouseButton.LeftButton)
     assert screen.pages.currentWidget() is panel
+    assert not panel.open_button_on_screen.isVisible()  # on its own page, the button goes
     return panel
 
 
@@ -116,6 +117,9 @@ def test_three_pdfs_dropped_show_list_verdict_problems_and_income(
     income = _texts(panel.income)
     assert "Per year" in income and "Per month" in income and "× 26 pays a year" in income
     assert MARKER_ACCOUNT not in banner + income
+    panel.income.amount.setText("1500")
+    panel.income.per.setCurrentIndex(2)  # per month
+    assert panel.income.share.text().startswith("Rent of 1,500.00 AUD a month is 22% of net")
     _shot(screen, "applicant_not_verified", screenshot_dir)
 
     panel.name_field.setText("jane SMITH")  # the right applicant: only the gap remains
