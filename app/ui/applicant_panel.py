@@ -179,7 +179,11 @@ class ApplicantPanel(QWidget):
         def job() -> list[Document]:
             return check_input(client, index, given, reader, label)
 
-        self.tasks.run(job, partial(self._answered, generation, index))
+        self.tasks.run(
+            job,
+            partial(self._answered, generation, index),
+            partial(self._failed, generation, index),
+        )
         self._touch()
         self._refresh()
 
@@ -188,6 +192,17 @@ class ApplicantPanel(QWidget):
             return  # a cleared check's late answer
         self._documents[index] = documents
         self._refresh()
+
+    def _failed(self, generation: int, index: int, error: Exception) -> None:
+        """An unforeseen failure (not a refusal, not a service answer): nothing is known about
+        that payslip, so it cannot be verified; only the error's type is logged."""
+        log.error("applicant input failed: %s", type(error).__name__)
+        if generation != self._generation:
+            return
+        failed = Document(
+            index, self._inputs[index], self._labels[index], "cannot_verify", "API_ERROR"
+        )
+        self._answered(generation, index, [failed])
 
     # -- state --------------------------------------------------------------------------------
 

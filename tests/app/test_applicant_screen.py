@@ -184,3 +184,24 @@ def test_leaving_the_page_forgets_the_set(
     qtbot.mouseClick(panel.back_button, Qt.MouseButton.LeftButton)
     assert screen.pages.currentWidget() is screen.scan_page
     assert panel.table.rowCount() == 0 and panel.check is None
+
+
+def test_a_file_with_no_payslip_code_leaves_the_set_undecided(
+    screen: VerifyScreen, demo_context: AppContext, qtbot: Any, tmp_path: Path
+) -> None:
+    assert demo_context.issuer is not None and demo_context.issuer_info is not None
+    key = demo_context.issuer_info.encryption_key
+    payslips = register_fortnights(demo_context.issuer, key, 1)
+    files = write_inputs(tmp_path, payslips, ["pdf"])
+    note = tmp_path / "cover letter.txt"
+    note.write_text("Dear agent, please find my payslips attached.")
+    panel = _open(qtbot, screen)
+    _drop(panel, [*files, str(note)])
+    _wait_done(qtbot, panel)
+    assert [r[:2] for r in _table(panel)] == [
+        ["payslip1.pdf", "VERIFIED"],
+        ["cover letter.txt", "NO PAYSLIP CODE"],
+    ]
+    banner = _texts(panel.banner)
+    assert "CANNOT VERIFY" in banner
+    assert "cover letter.txt holds no payslip code" in banner
