@@ -314,3 +314,69 @@ def test_income_rounds_half_up_and_rent_share():
     net_week = income.net_per_year_minor / 52
     share = share_of_net(round(net_week * 0.28), "week", income)
     assert share == 28
+
+
+def _result(schema: str, non_pii: dict[str, object], name: str = NAME) -> object:
+    from service.protocol.schemas import VerificationResult
+
+    return VerificationResult.model_validate(
+        {
+            "verified": True,
+            "service_reference": "A" * 22,
+            "payslip": {
+                "schema": schema,
+                "issued_at": "2026-11-13T09:00:00Z",
+                "payslip_non_pii": non_pii,
+                "status": "active",
+                "issuer": {"issuer_id": ISSUER, "name": "Example Payroll"},
+                "registered_at": "2026-11-13T09:00:01Z",
+            },
+            "employee": {"employee_name": name, "employer_identity": "51 824 753 556"},
+            "decrypted_at": "2026-11-20T09:00:00Z",
+        }
+    )
+
+
+def test_v2_results_in_zero_two_and_three_digit_currencies():
+    from app.applicant.documents import payslip_of
+
+    for currency, gross, minor in (
+        ("JPY", "384615", 384615),
+        ("NZD", "3200.50", 320050),
+        ("KWD", "1250.125", 1250125),
+    ):
+        non_pii = {
+            "period_end": "2026-11-14",
+            "payment_date": "2026-11-14",
+            "currency": currency,
+            "gross": gross,
+            "net": gross,
+            "pay_cycle": "Four-Weekly",
+        }
+        payslip = payslip_of(_result("nz.payslip.v2", non_pii), with_employee=True)  # type: ignore[arg-type]
+        assert payslip.gross_minor == minor and payslip.period_start is None
+        assert payslip.pay_frequency == "four_weekly" and payslip.country == "nz"
+        assert payslip.employer_abn == "51824753556"
+    hidden = payslip_of(_result("au.payslip.v2", non_pii), with_employee=False)  # type: ignore[arg-type]
+    assert hidden.employee_name is None and hidden.employer_abn is None
+
+
+def test_without_period_start_or_ytd_and_mixed_au_nz():
+    payslips = fortnights(date(2026, 3, 1), [300_000, 300_000, 300_000])
+    bare = [
+        dataclasses.replace(p, period_start=None, ytd_gross_minor=None, pay_frequency="fortnightly")
+        for p in payslips
+    ]
+    result = check_set(docs_of([bare[0], bare[2]]), today=today_after(bare))
+    assert result.problems == ()  # no start, no YTD: gap and YTD cannot be checked
+    assert result.income.income is not None and result.income.income.periods_per_year == 26
+    # an NZ payslip next to AU ones: never YTD-compared (different financial years)
+    mixed = [
+        payslips[0],
+        dataclasses.replace(payslips[1], schema="nz.payslip.v1", ytd_gross_minor=1),
+    ]
+    result = check_set(docs_of(mixed), today=today_after(mixed))
+    assert Check.YTD_MISMATCH not in checks(result)
+    # no period start and no frequency: no income, and why
+    unknown = [dataclasses.replace(p, pay_frequency=None) for p in bare]
+    assert income_of(docs_of(unknown)).income is None
