@@ -102,7 +102,7 @@ def print_set(check: SetCheck, out: TextIO) -> None:
         print("\nProblems", file=out)
         for problem in check.problems:
             print(f"  - {problem.message}", file=out)
-    print("\nIncome", file=out)
+    print("\nIncome (from the VERIFIED payslips only)", file=out)
     if check.income.income is None:
         print(f"  None proved: {check.income.why_none}", file=out)
     else:
