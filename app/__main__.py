@@ -3,8 +3,9 @@
 python -m app [--kiosk] [--demo]          the window, with the embedded service
 python -m app --self-test                 headless smoke test; exit 0 when it passes
 python -m app --version
-python -m app verify INPUT [--json] [--service-url URL] [--auth-url URL]
+python -m app verify INPUT [INPUT ...] [--json] [--service-url URL] [--auth-url URL]
                          [--client-id ID] [--client-secret SECRET]
+                         [--applicant-name NAME] [--max-age-days N]   (docs/applicant.md)
 """
 
 from __future__ import annotations
@@ -25,13 +26,24 @@ from app.version import __version__
 
 def _verify_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m app verify")
-    parser.add_argument("input", help="a PDF, an image file, barcode text, or - for stdin")
+    parser.add_argument(
+        "input", nargs="+", help="a PDF, an image file, barcode text, or - for stdin"
+    )
+    # Several inputs, or a name, check one applicant's payslips as a set (PROTOCOL §10).
+    parser.add_argument("--applicant-name", help="the applicant's name, to match the payslips")
+    parser.add_argument("--max-age-days", type=_days, help="latest payslip at most N days old")
     parser.add_argument("--json", action="store_true", help="print the verification result JSON")
     parser.add_argument("--service-url", help="the verifier base URL (default: embedded service)")
     parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
     parser.add_argument("--client-id")
     parser.add_argument("--client-secret")
     return parser
+
+
+def _days(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError("expected a whole number of days, 0 or more")
+    return int(text)
 
 
 def _gui_parser() -> argparse.ArgumentParser:
@@ -93,9 +105,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     _setup_logging()
     if args_list and args_list[0] == "verify":
+        from app.applicant.cli import is_applicant_check, run_set
         from app.cli_verify import run as run_verify
 
-        return run_verify(_verify_parser().parse_args(args_list[1:]))
+        verify_args = _verify_parser().parse_args(args_list[1:])
+        if is_applicant_check(verify_args):
+            return run_set(verify_args)
+        verify_args.input = verify_args.input[0]
+        return run_verify(verify_args)
     if args_list and args_list[0] == "service":
         from service.__main__ import main as service_main
 

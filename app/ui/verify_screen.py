@@ -57,6 +57,7 @@ from PySide6.QtWidgets import (
 
 from app.context import AppContext
 from app.inputs.reading import InputReading, read_file
+from app.ui.applicant_panel import install_applicant_check
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener
 from app.ui.card_parts import plain_label
 from app.ui.pin_dialog import PinGuard, ask_pin
@@ -134,13 +135,21 @@ class VerifyScreen(QWidget):
         margin = 28 if kiosk else 20
         outer.setContentsMargins(margin, margin - 6, margin, margin)
         outer.setSpacing(14)
-        outer.addLayout(self._build_header(start_camera))
+        header = self._build_header(start_camera)
+        outer.addLayout(header)
         self.pages = QStackedWidget()
         self.scan_page = self._build_scan_page(start_camera)
         self.result_page = self._build_result_page()
         self.pages.addWidget(self.scan_page)
         self.pages.addWidget(self.result_page)
         outer.addWidget(self.pages, 1)
+        self.applicant = (
+            None
+            if kiosk
+            else install_applicant_check(  # docs/applicant.md
+                context, tasks, header, self.pages, self.scan_page
+            )
+        )
         self.camera = CameraFeed(
             context.settings,
             self.preview,
@@ -271,6 +280,9 @@ class VerifyScreen(QWidget):
     def _on_camera_code(self, text: str) -> None:
         """A debounced camera read. Ignored while a result is shown or being checked: the
         verdict holds until Next, and the camera cannot restart a wait."""
+        if self.applicant is not None and self.pages.currentWidget() is self.applicant:
+            self.applicant.add_code(text)  # one more badge of the applicant's set
+            return
         if self.showing_result:
             log.info("camera code ignored: a result is on screen")
             self._another_in_view = True  # said on the card, now or when the verdict arrives

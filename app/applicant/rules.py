@@ -1,0 +1,270 @@
+"""The set rules of PROTOCOL §10: one decision about several payslips of one person.
+
+:func:`check_set` takes the documents in input order (each already checked as a single verify
+checks it) and returns the set's verdict, its problems in a fixed order (per document first,
+then across documents, neighbours in pay order, then recency), and the income it proves.
+Comparisons between payslips use VERIFIED documents only, each reference once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from itertools import pairwise
+
+from app.applicant.documents import Document, Payslip
+from app.applicant.income import IncomeResult, income_of
+from app.applicant.money import format_minor
+from app.applicant.names import name_words, same_name
+from app.applicant.problems import DECIDING, Check, Problem
+from app.presentation import long_date
+from app.verdicts import HEADLINES, INPUT_PROBLEMS, Verdict, meaning_of
+
+DEFAULT_MAX_AGE_DAYS = 45
+
+
+@dataclass(frozen=True)
+class SetCheck:
+    verdict: Verdict
+    documents: tuple[Document, ...]
+    problems: tuple[Problem, ...]
+    income: IncomeResult
+
+    @property
+    def headline(self) -> str:
+        return HEADLINES[self.verdict]
+
+
+def _short(day: date | None) -> str:
+    return long_date(day.isoformat()) if day else "an unknown date"
+
+
+def financial_year(day: date, country: str | None) -> int | None:
+    """The year a financial year starts in: AU 1 July, NZ 1 April; None for other schemas."""
+    start_month = {"au": 7, "nz": 4}.get(country or "")
+    if start_month is None:
+        return None
+    return day.year if day.month >= start_month else day.year - 1
+
+
+def _per_document(docs: Sequence[Document]) -> list[Problem]:
+    problems: list[Problem] = []
+    for index, doc in enumerate(docs):
+        if doc.verdict is None:
+            why = doc.detail or INPUT_PROBLEMS.get(doc.reason, INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"])
+            problems.append(Problem.of(Check.NOT_A_PAYSLIP, (index,), label=doc.label, why=why))
+        elif doc.verdict == "not_verified":
+            why = meaning_of(doc.reason).words
+            problems.append(Problem.of(Check.NOT_VERIFIED, (index,), label=doc.label, why=why))
+        elif doc.verdict == "cannot_verify":
+            why = meaning_of(doc.code or doc.reason).words
+            problems.append(Problem.of(Check.CANNOT_VERIFY, (index,), label=doc.label, why=why))
+    return problems
+
+
+def _duplicates(docs: Sequence[Document]) -> list[Problem]:
+    seen: dict[str, list[int]] = {}
+    for index, doc in enumerate(docs):
+        if doc.service_reference is not None:
+            seen.setdefault(doc.service_reference, []).append(index)
+    return [
+        Problem.of(Check.DUPLICATE, tuple(ids), labels=" and ".join(docs[i].label for i in ids))
+        for ids in seen.values()
+        if len(ids) > 1
+    ]
+
+
+def _verified(docs: Sequence[Document]) -> list[tuple[int, Payslip]]:
+    """(index, payslip) of the VERIFIED documents, the first of each reference only."""
+    seen: set[str | None] = set()
+    out: list[tuple[int, Payslip]] = []
+    for index, doc in enumerate(docs):
+        if doc.verified and doc.payslip is not None and doc.service_reference not in seen:
+            seen.add(doc.service_reference)
+            out.append((index, doc.payslip))
+    return out
+
+
+def _odd_ones(
+    verified: list[tuple[int, Payslip]], key: Callable[[Payslip], Hashable | None]
+) -> tuple[Hashable | None, list[tuple[int, Payslip]]]:
+    """The most common key (ties: the earliest input) and the documents whose key differs;
+    documents without a key take no part."""
+    keyed = [(i, p, key(p)) for i, p in verified if key(p) is not None]
+    if not keyed:
+        return None, []
+    counts = Counter(k for _, _, k in keyed)
+    best = max(counts.values())
+    common = next(k for _, _, k in keyed if counts[k] == best)
+    return common, [(i, p) for i, p, k in keyed if k != common]
+
+
+def _employees(verified: list[tuple[int, Payslip]]) -> list[Problem]:
+    def words(p: Payslip) -> frozenset[str] | None:
+        return (
+            name_words(p.employee_name) if p.employee_name and name_words(p.employee_name) else None
+        )
+
+    common, odd = _odd_ones(verified, words)
+    if not odd:
+        return []
+    other = next(p.employee_name for _, p in verified if words(p) == common)
+    return [
+        Problem.of(
+            Check.DIFFERENT_EMPLOYEE,
+            (i,),
+            paid=_short(p.payment_date),
+            name=p.employee_name,
+            other=other,
+        )
+        for i, p in odd
+    ]
+
+
+def _applicant(verified: list[tuple[int, Payslip]], applicant: str) -> list[Problem]:
+    return [
+        Problem.of(
+            Check.NAME_MISMATCH,
+            (i,),
+            paid=_short(p.payment_date),
+            name=p.employee_name or "no one",
+            applicant=applicant,
+        )
+        for i, p in verified
+        if not (p.employee_name and same_name(p.employee_name, applicant))
+    ]
+
+
+def _employers(verified: list[tuple[int, Payslip]]) -> list[Problem]:
+    problems: list[Problem] = []
+    common, odd = _odd_ones(verified, lambda p: p.issuer_id)
+    names = {p.issuer_id: p.issuer_name for _, p in verified}
+    for i, p in odd:
+        problems.append(
+            Problem.of(
+                Check.DIFFERENT_EMPLOYER,
+                (i,),
+                paid=_short(p.payment_date),
+                employer=p.issuer_name,
+                other=names[str(common)],
+            )
+        )
+    flagged = {i for i, _ in odd}
+    common_abn, odd_abn = _odd_ones(verified, lambda p: p.employer_abn)
+    for i, p in odd_abn:
+        if i not in flagged:
+            problems.append(
+                Problem.of(
+                    Check.DIFFERENT_EMPLOYER,
+                    (i,),
+                    paid=_short(p.payment_date),
+                    employer=f"the employer with ABN {p.employer_abn}",
+                    other=f"ABN {common_abn}",
+                )
+            )
+    return problems
+
+
+def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
+    """gap, overlap and ytd_mismatch between payslips next to each other in pay order."""
+    ordered = sorted(
+        verified,
+        key=lambda ip: (ip[1].period_end or date.max, ip[1].payment_date or date.max, ip[0]),
+    )
+    problems: list[Problem] = []
+    for (i, before), (j, after) in pairwise(ordered):
+        gap = False
+        if before.period_end and after.period_start:
+            if after.period_start > before.period_end + timedelta(days=1):
+                gap = True
+                problems.append(
+                    Problem.of(
+                        Check.GAP,
+                        (i, j),
+                        first_missing=_short(before.period_end + timedelta(days=1)),
+                        last_missing=_short(after.period_start - timedelta(days=1)),
+                        previous_end=_short(before.period_end),
+                        next_start=_short(after.period_start),
+                    )
+                )
+            elif after.period_start <= before.period_end:
+                problems.append(
+                    Problem.of(
+                        Check.OVERLAP,
+                        (i, j),
+                        previous_paid=_short(before.payment_date),
+                        next_paid=_short(after.payment_date),
+                        next_start=_short(after.period_start),
+                        previous_end=_short(before.period_end),
+                    )
+                )
+        if not gap and _ytd_differs(before, after):
+            assert after.ytd_gross_minor is not None
+            expected = (before.ytd_gross_minor or 0) + (after.gross_minor or 0)
+            problems.append(
+                Problem.of(
+                    Check.YTD_MISMATCH,
+                    (i, j),
+                    next_paid=_short(after.payment_date),
+                    previous_paid=_short(before.payment_date),
+                    shown=format_minor(after.ytd_gross_minor, after.currency),
+                    expected=format_minor(expected, after.currency),
+                )
+            )
+    return problems
+
+
+def _ytd_differs(before: Payslip, after: Payslip) -> bool:
+    """Both carry YTD gross, in one currency and one financial year by payment date, and the
+    later YTD is not the earlier plus the later pay."""
+    if before.ytd_gross_minor is None or after.ytd_gross_minor is None:
+        return False
+    if after.gross_minor is None or before.currency != after.currency:
+        return False
+    if before.payment_date is None or after.payment_date is None:
+        return False
+    if before.country != after.country:
+        return False
+    year = financial_year(before.payment_date, before.country)
+    if year is None or year != financial_year(after.payment_date, after.country):
+        return False
+    return after.ytd_gross_minor != before.ytd_gross_minor + after.gross_minor
+
+
+def _stale(verified: list[tuple[int, Payslip]], today: date, limit: int) -> list[Problem]:
+    dated = [(p.payment_date, i) for i, p in verified if p.payment_date is not None]
+    if not dated:
+        return []
+    latest, index = max(dated)
+    days = (today - latest).days
+    if days <= limit:
+        return []
+    return [Problem.of(Check.STALE, (index,), days=days, paid=_short(latest), limit=limit)]
+
+
+def set_verdict(docs: Sequence[Document], problems: Sequence[Problem]) -> Verdict:
+    if any(d.verdict == "not_verified" for d in docs) or any(p.check in DECIDING for p in problems):
+        return "not_verified"
+    if docs and all(d.verified for d in docs) and not problems:
+        return "verified"
+    return "cannot_verify"
+
+
+def check_set(
+    documents: Sequence[Document],
+    *,
+    today: date,
+    applicant_name: str | None = None,
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS,
+) -> SetCheck:
+    """The set's verdict, problems and income. ``today`` is the desk's local date."""
+    docs = tuple(documents)
+    verified = _verified(docs)
+    problems = _per_document(docs) + _duplicates(docs) + _employees(verified)
+    if applicant_name is not None and applicant_name.strip():
+        problems += _applicant(verified, applicant_name.strip())
+    problems += _employers(verified) + _neighbours(verified)
+    problems += _stale(verified, today, max_age_days)
+    return SetCheck(set_verdict(docs, problems), docs, tuple(problems), income_of(docs))

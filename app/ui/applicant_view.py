@@ -1,0 +1,234 @@
+"""How an applicant check reads on screen: the set's verdict, its problems, the payslips, the
+income and the optional affordability line.
+
+Pure rendering of :class:`app.applicant.rules.SetCheck` (the same result the CLI prints); the
+panel (:mod:`app.ui.applicant_panel`) owns the inputs and the background work. Every text is a
+plain label or a table item: payslip fields come from an issuer and never reach a rich-text
+renderer. NOT VERIFIED payslips have no figures here (the domain never keeps them).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from app.applicant.documents import Document
+from app.applicant.income import Income, Per, affordability_sentence
+from app.applicant.money import format_minor, minor_digits
+from app.applicant.report import SET_WORDS
+from app.applicant.rules import SetCheck
+from app.presentation import long_date
+from app.ui.card_parts import clear_layout, plain_label
+from app.ui.style import PALETTES, Tone
+from app.verdicts import HEADLINES
+
+_TONES: dict[str, Tone] = {
+    "verified": "verified",
+    "not_verified": "not_verified",
+    "cannot_verify": "error",
+}
+COLUMNS = ("Payslip", "Verdict", "Payment date", "Pay period", "Gross", "Net")
+
+
+def _banner_style(tone: Tone) -> str:
+    return f"""
+    QFrame#setBanner {{ background: {PALETTES[tone].strong}; border-radius: 12px; }}
+    QFrame#setBanner QLabel {{ color: white; background: transparent; }}
+    QLabel#setHeadline {{ font-size: 24pt; font-weight: 800; letter-spacing: 1px; }}
+    QLabel#setWords {{ font-size: 12pt; }}
+    QLabel#setInstruction {{ font-size: 14pt; font-weight: 700; }}
+    QLabel#problem {{ font-size: 11.5pt; padding: 2px 0; }}
+    """
+
+
+class SetBanner(QFrame):
+    """The set's verdict in the single check's three colours and words, and its problems."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("setBanner")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 14, 20, 14)
+        layout.setSpacing(4)
+        self.headline = plain_label("", "setHeadline")
+        self.instruction = plain_label("", "setInstruction", wrap=True)
+        self.words = plain_label("", "setWords", wrap=True)
+        layout.addWidget(self.headline)
+        layout.addWidget(self.instruction)
+        layout.addWidget(self.words)
+        self.problems = QVBoxLayout()
+        self.problems.setSpacing(2)
+        layout.addLayout(self.problems)
+        self.show_waiting()
+
+    def _tone(self, tone: Tone) -> None:
+        self.setStyleSheet(_banner_style(tone))
+
+    def show_waiting(self) -> None:
+        self._tone("pending")
+        self.headline.setText("Add the applicant's payslips")
+        self.instruction.setText("")
+        self.words.setText(
+            "Drop or open PDFs, scan badges one after another, or paste codes. Each payslip is "
+            "checked as it is added."
+        )
+        clear_layout(self.problems)
+
+    def show_checking(self, done: int, total: int) -> None:
+        self._tone("pending")
+        self.headline.setText("CHECKING…")
+        self.instruction.setText(f"{done} of {total} checked")
+        self.words.setText("The verdict appears when every payslip has been checked.")
+        clear_layout(self.problems)
+
+    def show_check(self, check: SetCheck) -> None:
+        self._tone(_TONES[check.verdict])
+        words, instruction = SET_WORDS[check.verdict]
+        self.headline.setText(HEADLINES[check.verdict])
+        self.instruction.setText(instruction)
+        self.words.setText(words)
+        clear_layout(self.problems)
+        for problem in check.problems:
+            self.problems.addWidget(plain_label(f"•  {problem.message}", "problem", wrap=True))
+
+
+def _cells(doc: Document) -> list[str]:
+    verdict = HEADLINES[doc.verdict] if doc.verdict else "NO PAYSLIP CODE"
+    p = doc.payslip
+    if p is None:
+        return [doc.label, verdict, "", "", "", ""]
+    start = long_date(p.period_start.isoformat()) + " – " if p.period_start else ""
+    end = long_date(p.period_end.isoformat()) if p.period_end else ""
+    money = [
+        format_minor(v, p.currency) if v is not None else "" for v in (p.gross_minor, p.net_minor)
+    ]
+    paid = long_date(p.payment_date.isoformat()) if p.payment_date else ""
+    return [doc.label, verdict, paid, start + end, *money]
+
+
+class DocumentTable(QTableWidget):
+    """One row per payslip in input order; rows still being checked say so."""
+
+    def __init__(self) -> None:
+        super().__init__(0, len(COLUMNS))
+        self.setObjectName("applicantDocuments")
+        self.setHorizontalHeaderLabels(list(COLUMNS))
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.verticalHeader().setVisible(False)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+
+    def show_rows(self, rows: list[list[str]]) -> None:
+        self.setRowCount(len(rows))
+        for r, cells in enumerate(rows):
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c >= 4:
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                self.setItem(r, c, item)
+        height = self.horizontalHeader().height() + sum(self.rowHeight(r) for r in range(len(rows)))
+        self.setFixedHeight(height + 4)
+
+    @staticmethod
+    def cells(doc: Document) -> list[str]:
+        return _cells(doc)
+
+
+class IncomeBox(QFrame):
+    """The income the VERIFIED payslips prove, how it was worked out, and the optional
+    affordability line (a reference, never a decision)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("section")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        layout.setSpacing(6)
+        layout.addWidget(plain_label("INCOME THESE PAYSLIPS PROVE", "sectionTitle"))
+        self.grid = QGridLayout()
+        self.grid.setHorizontalSpacing(24)
+        layout.addLayout(self.grid)
+        self.how = plain_label("", "footnote", wrap=True)
+        layout.addWidget(self.how)
+        row = QHBoxLayout()
+        row.addWidget(plain_label("Rent or repayment", "fieldLabel"))
+        self.amount = QLineEdit()
+        self.amount.setObjectName("rentAmount")
+        self.amount.setPlaceholderText("amount")
+        self.amount.setMaximumWidth(140)
+        self.amount.setAccessibleName("Rent or repayment amount")
+        row.addWidget(self.amount)
+        self.per = QComboBox()
+        self.per.addItems(["per week", "per fortnight", "per month"])
+        self.per.setAccessibleName("Rent or repayment period")
+        row.addWidget(self.per)
+        self.share = plain_label("", "fieldValue", wrap=True)
+        row.addWidget(self.share, 1)
+        layout.addLayout(row)
+        self.income: Income | None = None
+        self.amount.textChanged.connect(self._affordability)
+        self.per.currentIndexChanged.connect(self._affordability)
+        self.show_income(None, "")
+
+    def show_income(self, income: Income | None, why_none: str) -> None:
+        self.income = income
+        clear_layout(self.grid)
+        if income is None:
+            self.how.setText(f"No income is proved. {why_none}".strip())
+            self._affordability()
+            return
+        money = income.money
+        for col, head in enumerate(("", "Gross", "Net")):
+            self.grid.addWidget(plain_label(head, "columnHead"), 0, col)
+        rows = (
+            ("Per year", income.gross_per_year_minor, income.net_per_year_minor),
+            ("Per month", income.gross_per_month_minor, income.net_per_month_minor),
+        )
+        for r, (label, gross, net) in enumerate(rows, start=1):
+            self.grid.addWidget(plain_label(label, "fieldLabel"), r, 0)
+            self.grid.addWidget(plain_label(money(gross), "keyValue"), r, 1)
+            self.grid.addWidget(plain_label(money(net), "keyValue"), r, 2)
+        self.grid.setColumnStretch(3, 1)
+        self.how.setText(income.explanation() + " Only VERIFIED payslips count.")
+        self._affordability()
+
+    def _affordability(self) -> None:
+        text = self.amount.text().strip().replace(",", "")
+        if not text:
+            self.share.setText("")
+            return
+        if self.income is None:
+            self.share.setText("No income to compare with.")
+            return
+        minor = _minor(text, self.income.currency)
+        if minor is None:
+            self.share.setText("Type an amount such as 550 or 550.00.")
+            return
+        per: Per = ("week", "fortnight", "month")[self.per.currentIndex()]
+        self.share.setText(affordability_sentence(minor, per, self.income))
+
+
+def _minor(text: str, currency: str) -> int | None:
+    """A typed amount in the income's minor units, or None when it is no plain amount."""
+    whole, _, fraction = text.partition(".")
+    digits = minor_digits(currency)
+    if not whole.isdigit() or (fraction and (not fraction.isdigit() or len(fraction) > digits)):
+        return None
+    scale: int = 10**digits
+    return int(whole) * scale + int((fraction or "0").ljust(digits, "0") or "0")

@@ -1,0 +1,89 @@
+"""Applicant check benchmark: six payslip PDFs checked as one applicant vs one PDF checked alone.
+
+Both in this one warm process against the same service (the embedded demo instance, served over
+loopback HTTP as the app uses it), with the same API client: one token, one connection pool.
+The single check is what ``app verify ONE.pdf`` does (read the PDF, verify its code); the set is
+what ``app verify SIX PDFs --applicant-name`` does (every PDF read and verified concurrently,
+then the §10 rules). Rounds alternate so both see the same machine load.
+
+Target (issue 24): the set in <= 2.5x the single check.
+Usage: python bench/applicant_bench.py [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("PAYSLIP_NO_KEYRING", "1")
+
+from app.applicant.gather import check_inputs  # noqa: E402
+from app.applicant.rules import check_set  # noqa: E402
+from app.context import start_demo_context  # noqa: E402
+from app.inputs.reading import read_input  # noqa: E402
+from app.settings import SecretStore, Settings  # noqa: E402
+from app.verify_flow import verify_reading  # noqa: E402
+from tests.applicant_payslips import APPLICANT, register_fortnights, write_inputs  # noqa: E402
+
+TARGET = 2.5
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=15)
+    rounds = parser.parse_args().rounds
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["PAYSLIP_CONFIG_DIR"] = str(Path(folder) / "config")
+        context = start_demo_context(Settings(), SecretStore(Path(folder), use_keyring=False))
+        try:
+            assert context.issuer is not None and context.issuer_info is not None
+            payslips = register_fortnights(context.issuer, context.issuer_info.encryption_key, 6)
+            pdfs = write_inputs(Path(folder), payslips, ["pdf"] * 6)
+            client = context.verifier
+
+            def single() -> None:
+                outcome = verify_reading(client, read_input(pdfs[0]))
+                assert outcome.verdict == "verified", outcome.reason
+
+            def applicant() -> None:
+                docs = check_inputs(client, pdfs)
+                check = check_set(docs, today=date.today(), applicant_name=APPLICANT)
+                assert check.verdict == "verified", [p.check for p in check.problems]
+
+            single()
+            applicant()  # warm: token, connections, decoders
+            one: list[float] = []
+            six: list[float] = []
+            cpu_one: list[float] = []
+            cpu_six: list[float] = []
+            for _ in range(rounds):
+                for run, times, cpu in ((single, one, cpu_one), (applicant, six, cpu_six)):
+                    start, start_cpu = time.perf_counter(), time.process_time()
+                    run()
+                    times.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - start_cpu)
+        finally:
+            context.close()
+    p_one, p_six = statistics.median(one), statistics.median(six)
+    ratio = p_six / p_one
+    load = os.getloadavg()[0]
+    print(f"cores: {os.cpu_count()}  load average: {load:.1f}  rounds: {rounds}")
+    print(f"one PDF alone       median {p_one * 1000:7.1f} ms")
+    print(f"six PDFs, one set   median {p_six * 1000:7.1f} ms")
+    cpu = statistics.median(cpu_six) / statistics.median(cpu_one)
+    verdict = "met" if ratio <= TARGET else "NOT met"
+    print(f"ratio six/one       {ratio:.2f}x wall (target <= {TARGET}x: {verdict})")
+    print(f"                    {cpu:.2f}x CPU of this process (service included)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
