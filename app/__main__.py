@@ -4,7 +4,8 @@ python -m app [--kiosk] [--demo]          the window, with the embedded service
 python -m app --self-test                 headless smoke test; exit 0 when it passes
 python -m app --version
 python -m app verify INPUT [--json] [--service-url URL] [--auth-url URL]
-                         [--client-id ID] [--client-secret SECRET]
+                         [--client-id ID] [--client-secret SECRET] [--receipt FILE]
+python -m app receipt check FILE [--jwks FILE_OR_URL]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def _verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
     parser.add_argument("--client-id")
     parser.add_argument("--client-secret")
+    parser.add_argument("--receipt", metavar="FILE", help="write a signed receipt (JWS) here")
     return parser
 
 
@@ -96,6 +98,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from app.cli_verify import run as run_verify
 
         return run_verify(_verify_parser().parse_args(args_list[1:]))
+    if args_list and args_list[0] == "receipt":
+        from app.receipt_cli import main as receipt_main
+
+        return receipt_main(args_list[1:])
     if args_list and args_list[0] == "service":
         from service.__main__ import main as service_main
 
