@@ -70,7 +70,7 @@ def main(argv: Sequence[str]) -> int:
 def print_claims(reason: str, claims: ReceiptClaims, out: TextIO) -> None:
     print(f"GENUINE: {reason}", file=out)
     for label, value in claim_lines(claims):
-        print(f"{label:<14}{value}", file=out)
+        print(f"{label:<16}{value}", file=out)
 
 
 def read_receipt(path: Path) -> str:

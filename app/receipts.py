@@ -169,7 +169,7 @@ def claim_lines(claims: ReceiptClaims) -> list[tuple[str, str]]:
     """Every claim a reader needs, labelled, in reading order (no codes for people)."""
     headline, words = verdict_words(claims)
     lines = [("Verdict", f"{headline}: {words}"), ("Checked on", made_at(claims))]
-    lines.append(("Desk", claims.verifier))
+    lines.append(("Verifier client", claims.verifier))
     if claims.issuer is not None:
         lines.append(("Issuer", claims.issuer.name or claims.issuer.id))
     if claims.sub:
