@@ -33,6 +33,12 @@ from tests.app.test_verify_screen import (  # noqa: F401 - the fixture
 pytestmark = pytest.mark.gui
 
 
+@pytest.fixture
+def screens(make_screen: Callable[..., VerifyScreen]) -> Callable[..., VerifyScreen]:  # noqa: F811
+    """test_verify_screen's screens over the demo service."""
+    return make_screen
+
+
 def _type(screen: VerifyScreen, text: str) -> None:
     screen.code_field.setText(text)
     screen.submit_text()
@@ -65,13 +71,13 @@ def _jwks(context: AppContext) -> dict[str, Any]:
 
 
 def test_a_verified_result_saves_a_record_whose_qr_is_a_genuine_receipt(
-    make_screen: Callable[..., VerifyScreen],
+    screens: Callable[..., VerifyScreen],
     demo_context: AppContext,
     qtbot: Any,
     tmp_path: Path,
     screenshot_dir: Path,
 ) -> None:
-    screen = make_screen()
+    screen = screens()
     good = sample(demo_context, "AU")
     assert wait_result(qtbot, screen, lambda: _type(screen, good.payload)) == "verified"
     assert screen.records.button.isVisibleTo(screen) and SAVE_TEXT in screen.card.visible_texts()
@@ -93,12 +99,12 @@ def test_a_verified_result_saves_a_record_whose_qr_is_a_genuine_receipt(
 
 
 def test_a_not_verified_record_holds_no_figures_or_name(
-    make_screen: Callable[..., VerifyScreen],
+    screens: Callable[..., VerifyScreen],
     demo_context: AppContext,
     qtbot: Any,
     tmp_path: Path,
 ) -> None:
-    screen = make_screen()
+    screen = screens()
     assert demo_context.demo is not None
     revoked = next(s for s in demo_context.demo.samples if s.revoked)
     assert wait_result(qtbot, screen, lambda: _type(screen, revoked.payload)) == "not_verified"
@@ -109,13 +115,13 @@ def test_a_not_verified_record_holds_no_figures_or_name(
 
 
 def test_a_dropped_record_is_recognised_not_refused(
-    make_screen: Callable[..., VerifyScreen],
+    screens: Callable[..., VerifyScreen],
     demo_context: AppContext,
     qtbot: Any,
     tmp_path: Path,
     screenshot_dir: Path,
 ) -> None:
-    screen = make_screen()
+    screen = screens()
     good = sample(demo_context, "AU")
     assert wait_result(qtbot, screen, lambda: _type(screen, good.payload)) == "verified"
     record = _save(qtbot, screen, tmp_path / "record.pdf")
@@ -132,11 +138,11 @@ def test_a_dropped_record_is_recognised_not_refused(
 
 
 def test_a_scanned_altered_receipt_is_called_not_genuine(
-    make_screen: Callable[..., VerifyScreen],
+    screens: Callable[..., VerifyScreen],
     demo_context: AppContext,
     qtbot: Any,
 ) -> None:
-    screen = make_screen()
+    screen = screens()
     good = sample(demo_context, "AU")
     receipt = demo_context.verifier.receipt(good.payload).receipt
     header, payload, signature = receipt.split(".")
@@ -150,9 +156,9 @@ def test_a_scanned_altered_receipt_is_called_not_genuine(
 
 
 def test_no_record_button_in_kiosk_mode(
-    make_screen: Callable[..., VerifyScreen], demo_context: AppContext, qtbot: Any
+    screens: Callable[..., VerifyScreen], demo_context: AppContext, qtbot: Any
 ) -> None:
-    screen = make_screen(kiosk=True)
+    screen = screens(kiosk=True)
     good = sample(demo_context, "AU")
     assert wait_result(qtbot, screen, lambda: _type(screen, good.payload)) == "verified"
     assert not screen.records.button.isVisibleTo(screen)  # kiosks open no file dialogs
