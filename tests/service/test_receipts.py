@@ -201,6 +201,8 @@ def test_no_receipt_without_a_valid_token_or_for_bad_input(live: LiveService) ->
     expect_error(reply, 400, "VALIDATION_FAILED")
     reply = live.post(RECEIPT, {"barcode": sealed.payload, "extra": 1}, live.verifier_token())
     assert reply.json()["field_errors"][0]["path"] == "extra"
+    receipt = _receipt(live, sealed.payload)["receipt"]  # signed by the token key, yet no token
+    expect_error(live.verify(sealed.payload, receipt), 401, "UNAUTHORIZED")
     big = live.post(RECEIPT, {"barcode": "x" * 40_000}, live.verifier_token())
     expect_error(big, 413, "PAYLOAD_TOO_LARGE")
     for reply in (big,):
