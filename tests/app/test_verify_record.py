@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -162,3 +163,26 @@ def test_no_record_button_in_kiosk_mode(
     good = sample(demo_context, "AU")
     assert wait_result(qtbot, screen, lambda: _type(screen, good.payload)) == "verified"
     assert not screen.records.button.isVisibleTo(screen)  # kiosks open no file dialogs
+
+
+def test_the_record_is_letter_in_us_locales_and_a4_elsewhere(
+    demo_context: AppContext, qapp: Any, tmp_path: Path
+) -> None:
+    import jwt
+    from PySide6.QtCore import QLocale
+
+    from app.record_pdf import page_size_for, write_record
+    from service.protocol.schemas import ReceiptClaims
+
+    good = sample(demo_context, "AU")
+    receipt = demo_context.verifier.receipt(good.payload).receipt
+    claims = ReceiptClaims.model_validate(jwt.decode(receipt, options={"verify_signature": False}))
+    sizes = {}
+    for name in ("en_US", "en_AU", "en_NZ"):
+        path = tmp_path / f"{name}.pdf"
+        write_record(path, receipt, claims, "Desk 3", page_size_for(QLocale(name)))
+        info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True).stdout
+        sizes[name] = next(line for line in info.splitlines() if line.startswith("Page size"))
+        assert re.search(r"^Pages:\s+1$", info, re.M), info
+    assert "letter" in sizes["en_US"]
+    assert "A4" in sizes["en_AU"] and "A4" in sizes["en_NZ"]
