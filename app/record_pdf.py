@@ -32,7 +32,7 @@ from app.ui.style import INK, MUTED, PALETTES
 from service.protocol.schemas import ReceiptClaims
 
 DPI = 300
-TEXT_CHUNK = 64
+TEXT_CHUNK = 68
 """Receipt characters per printed line (monospace)."""
 
 
@@ -167,7 +167,7 @@ def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, de
         Qt.AlignmentFlag.AlignLeft,
         "Signed receipt (scan the code, or check the text below)",
     )
-    painter.setFont(_font(5.2, mono=True))
+    painter.setFont(_font(6.5, mono=True))
     chunks = [receipt[i : i + TEXT_CHUNK] for i in range(0, len(receipt), TEXT_CHUNK)]
     painter.drawText(
         QRectF(text_left, y + _mm(6), width - text_left, qr_size),
