@@ -148,6 +148,14 @@ def test_revoked_unknown_and_altered_codes_get_receipts_of_the_refusal(live: Liv
     assert "payslip" not in claims and "employee_name" not in claims
     assert MARKER_NAME.encode() not in _payload_bytes(_receipt(live, altered)["receipt"])
 
+    withdrawn = _registered(live)  # last: this retires the issuer's only key
+    retired = live.post(
+        f"/admin/v1/keys/{live.issuer['key_version']}/retire", None, live.admin_token()
+    )
+    assert retired.status_code == 200, retired.text
+    claims = _check(live, _receipt(live, withdrawn.payload)["receipt"])
+    assert claims["status"] == "KEY_VERSION_UNAVAILABLE" and "employee_name" not in claims
+
 
 def test_altered_claims_or_signature_are_refused(live: LiveService) -> None:
     sealed = _registered(live)
