@@ -137,3 +137,28 @@ def test_bad_inputs_are_one_plain_line(tmp_path: Path) -> None:
     bad_keys = run_module("app", "receipt", "check", str(receipt), "--jwks", str(junk), env=env)
     assert bad_keys.returncode == 2 and "Traceback" not in bad_keys.stderr
     assert len(bad_keys.stderr.strip().splitlines()) == 1
+
+
+def test_cannot_verify_writes_no_receipt(
+    demo_context: AppContext, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import socket
+
+    assert demo_context.demo is not None
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    file = tmp_path / "receipt.jws"
+    sample = demo_context.demo.samples[0]
+    code, _, err = _run(
+        capsys,
+        "verify",
+        sample.payload,
+        f"--service-url={closed}",
+        "--client-id=x",
+        "--client-secret=y",
+        "--receipt",
+        str(file),
+    )
+    assert code == 2 and "NO_RECEIPT" in err
+    assert not file.exists()
