@@ -186,3 +186,31 @@ def test_the_record_is_letter_in_us_locales_and_a4_elsewhere(
         assert re.search(r"^Pages:\s+1$", info, re.M), info
     assert "letter" in sizes["en_US"]
     assert "A4" in sizes["en_AU"] and "A4" in sizes["en_NZ"]
+
+
+def test_a_record_held_to_the_camera_is_recognised(
+    screens: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+) -> None:
+    import io
+
+    import cv2
+    import numpy as np
+    import segno
+
+    from tests.app.test_verify_screen import camera_frame, write_video
+
+    receipt = demo_context.verifier.receipt(sample(demo_context, "NZ").payload).receipt
+    png = io.BytesIO()
+    segno.make(receipt, error="m").save(png, kind="png", scale=6, border=4)
+    qr = cv2.imdecode(np.frombuffer(png.getvalue(), np.uint8), cv2.IMREAD_GRAYSCALE)
+    frames = [camera_frame(None, seed=i) for i in range(4)]
+    frames += [camera_frame(qr, seed=i) for i in range(24)]
+    demo_context.settings.camera = str(write_video(tmp_path / "record.avi", frames))
+    screen = screens()
+    with qtbot.waitSignal(screen.records.record_checked, timeout=RESULT_TIMEOUT) as checked:
+        pass
+    assert checked.args == ["genuine"]
+    assert screen.notice.text().startswith("Verification record: genuine, made on ")
