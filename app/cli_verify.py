@@ -28,6 +28,7 @@ from app.context import (
 )
 from app.inputs.reading import InputError, read_input
 from app.presentation import employee_lines, summary_lines
+from app.receipt_cli import save_receipt
 from app.settings import SecretStore, Settings
 from app.verify_flow import Outcome, verify_reading
 
@@ -99,6 +100,11 @@ def run(args: Namespace) -> int:
                 return 2
             client = context.verifier
         outcome = verify_reading(client, reading)
+        receipt_problem = (
+            save_receipt(client, outcome, reading.payloads, args.receipt)
+            if getattr(args, "receipt", None)
+            else None
+        )
     finally:
         if context is not None:
             context.close()
@@ -112,6 +118,9 @@ def run(args: Namespace) -> int:
     else:
         print_summary(outcome, sys.stdout)
     status = exit_status(outcome)
+    if receipt_problem:
+        print(receipt_problem, file=sys.stderr)
+        status = max(status, 2)
     if status != 0 and outcome.code:
         rid = f" (request id {outcome.request_id})" if outcome.request_id else ""
         print(f"{outcome.code}: {outcome.meaning.words}{rid}", file=sys.stderr)

@@ -45,6 +45,7 @@ from service.protocol.schemas import (
     KeyRetired,
     Overview,
     PairingOffer,
+    ReceiptResult,
     RegistrationResult,
     RevocationResult,
     TokenResponse,
@@ -174,6 +175,20 @@ class ApiClient:
             "POST",
             self._require(self._verifier_url, "verifier_url"),
             "/v1/verifications/payload",
+            SCOPE_VERIFIER,
+            {"barcode": barcode},
+            idempotent=True,
+        )[1]
+
+    def receipt(self, barcode: str) -> ReceiptResult:
+        """A signed receipt of verifying this barcode text (PROTOCOL §11), also for a revoked,
+        unknown or altered code; the service keeps nothing of it. Idempotent in effect (each
+        answer is a new receipt of the same check), so it is retried freely."""
+        return self._api_call(
+            ReceiptResult,
+            "POST",
+            self._require(self._verifier_url, "verifier_url"),
+            "/v1/verifications/receipt",
             SCOPE_VERIFIER,
             {"barcode": barcode},
             idempotent=True,

@@ -230,12 +230,17 @@ class TokenService:
         return str(kid), claims
 
     def jwks(self) -> Jwks:
-        """Every key that verifies tokens now: the current one, and the previous one for a
-        token lifetime after a rotation."""
+        """Every key that verifies tokens now (the current one, and the previous one for a
+        token lifetime after a rotation), then every replaced key, kept for the receipts it may
+        have signed (PROTOCOL §11) and marked verify-only."""
         keys = []
         for kid, public in self._signing.published():
             jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
             jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA"})
+            keys.append(jwk)
+        for kid, public in self._signing.archived():
+            jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
+            jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA", "key_ops": ["verify"]})
             keys.append(jwk)
         return Jwks(keys=keys)
 

@@ -155,6 +155,22 @@ def add_routes(
         reads_client=True,  # with the record, in verify's one store read
     )
 
+    def receipt(call: Call) -> Reply:
+        """verifyPayload's pipeline and checks, answered with a signed receipt (PROTOCOL §11)."""
+        issued = domain.receipts.issue(
+            validated(VerifyRequest, call.body), _principal(call).client_id
+        )
+        return Reply(200, issued, NO_STORE)
+
+    route(
+        "/v1/verifications/receipt",
+        "POST",
+        receipt,
+        scope=VERIFIER,
+        body_limit=limits.verify,
+        reads_client=True,
+    )
+
     # --- admin API --------------------------------------------------------------------------
     def create_issuer(call: Call) -> Reply:
         return Reply(201, domain.admin.create_issuer(name_of(call.body)), NO_STORE)

@@ -298,6 +298,7 @@ function showVerdict(kind, reason, result) {
   $("verdict-instruction").textContent = words[1];
   $("verdict-reason").textContent = reason;
   $("retry").hidden = kind !== "cannot-verify";
+  resetSaveRecord(kind !== "cannot-verify");
   if (kind === "verified" && result) fillVerified(result);
   show("verdict");
   startIdleTimer();
@@ -403,6 +404,46 @@ async function verify(retried = false) {
     state.busy = false;
   }
 }
+
+// --- a verification record to keep (PROTOCOL §11) ----------------------------------------------
+
+function resetSaveRecord(offered) {
+  $("save-record").hidden = !offered;
+  $("save-record").disabled = false;
+  $("save-record").textContent = "Save record";
+}
+
+/** Ask the service for a signed receipt of this code and download it (the service keeps none). */
+async function saveRecord() {
+  const barcode = state.address.barcode;
+  if (!barcode || state.busy) return;
+  state.busy = true;
+  startAction();
+  $("save-record").disabled = true;
+  try {
+    const auth = await currentToken();
+    const reply = auth.token
+      ? await post("/v1/verifications/receipt", { barcode }, auth.token.value)
+      : { status: 0, data: {} };
+    if (reply.status !== 200 || typeof reply.data.receipt !== "string") {
+      $("save-record").textContent = "Not saved: try again";
+      $("save-record").disabled = false;
+      return;
+    }
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(new Blob([`${reply.data.receipt}\n`], { type: "application/jose" }));
+    link.download = `verification-record-${new Date().toISOString().slice(0, 10)}.jws`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+    $("save-record").textContent = "Record saved";
+  } finally {
+    state.busy = false;
+  }
+}
+
+$("save-record").addEventListener("click", saveRecord);
 
 // --- sign-in and pairing ------------------------------------------------------------------------
 
