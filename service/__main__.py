@@ -142,16 +142,21 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         running = start(data_dir_or_default(args.data_dir), args.host, args.port, **options)
     if running.demo is not None:
-        _print({"demo": running.demo.as_dict()})
+        from service.demo_output import demo_output
+
+        shown = demo_output(running.demo, running.config, running.created, running.temporary_dir)
+        _print({"demo": shown})
     freeze_long_lived()
-    print(f"listening on {running.url}", flush=True)
     # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
     # its journal compacted instead of being left for the next start to replay. SIGINT is set
     # too: a process started in the background inherits SIGINT ignored, and Python then never
-    # raises KeyboardInterrupt for it.
+    # raises KeyboardInterrupt for it. Both before `listening on`: a caller may stop the server
+    # the moment it reads that line, and a signal that landed before these handlers would skip
+    # the cleanup below (a demo's temporary folder left behind).
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     try:
+        print(f"listening on {running.url}", flush=True)
         running.server.run()
     except KeyboardInterrupt:
         pass
