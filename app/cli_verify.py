@@ -27,7 +27,7 @@ from app.context import (
     verifier_client,
 )
 from app.inputs.reading import InputError, read_input
-from app.presentation import employee_lines, summary_lines
+from app.presentation import employee_lines, shows_payslip_data, summary_lines
 from app.receipt_cli import save_receipt
 from app.settings import SecretStore, Settings
 from app.verify_flow import Outcome, verify_reading
@@ -59,8 +59,8 @@ def exit_status(outcome: Outcome) -> int:
 
 def print_summary(outcome: Outcome, out: TextIO) -> None:
     print(f"{outcome.headline}: {outcome.explanation} {outcome.instruction}".rstrip(), file=out)
-    if outcome.verdict == "not_verified" and not outcome.disagreement:
-        return  # no payslip figures or employee data for a document that is not good
+    if not shows_payslip_data(outcome.verdict):
+        return  # the one privacy rule: no payslip figures or employee data unless VERIFIED
     for attempt in outcome.attempts:
         if attempt.result is None:
             continue

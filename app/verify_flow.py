@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 from app.api_errors import ApiError
 from app.inputs.reading import InputReading
+from app.presentation import shows_payslip_data, withheld_result
 from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, Verdict, meaning_of
 from service.protocol.barcode_text import MAX_BARCODE_CHARS, BarcodeTextError, parse_barcode
 from service.protocol.schemas import VerificationResult
@@ -106,8 +107,10 @@ class Outcome:
         return next((a.request_id for a in self.attempts if a.request_id), None)
 
     def as_json(self) -> dict[str, Any]:
-        """The CLI's --json output: the result itself (plus the verdict), or every result for a
-        disagreeing PDF, or the code and the verdict when the check failed."""
+        """The CLI's --json output: for VERIFIED the result itself (plus the verdict); for any
+        other verdict only what `app.presentation.shows_payslip_data` lets every output show
+        (reason, reference, status, issuer), for each code of a disagreeing PDF too; the code
+        and the verdict when the check failed."""
         verdict = self.meaning.headline if self.verdict else None
         if self.disagreement:
             return {
@@ -115,11 +118,14 @@ class Outcome:
                 "verdict": verdict,
                 "reason": "CONFLICTING_CODES",
                 "results": [
-                    a.result.wire() if a.result else {"code": a.code} for a in self.attempts
+                    withheld_result(a.result) if a.result else {"code": a.code}
+                    for a in self.attempts
                 ],
             }
         if self.result is not None:
-            return {**self.result.wire(), "verdict": verdict}
+            if shows_payslip_data(self.verdict):
+                return {**self.result.wire(), "verdict": verdict}
+            return {**withheld_result(self.result), "verdict": verdict, "reason": self.reason}
         return {
             "verdict": verdict,
             "code": self.code or self.reason,

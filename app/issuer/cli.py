@@ -102,6 +102,9 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not 1 <= args.batch_size <= MAX_BATCH:
         return _fail(f"--batch-size must be 1 to {MAX_BATCH}")
+    if not args.file.is_file():  # named as given, so the person sees which path was wrong
+        what = "is a folder, not a pay-run file" if args.file.is_dir() else "does not exist"
+        return _fail(f"{args.file} {what}")
     if args.pdf_dir is not None and not args.pdf_dir.is_dir():
         return _fail(f"--pdf-dir {args.pdf_dir} is not a folder")
     running = None
