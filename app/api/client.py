@@ -21,6 +21,7 @@ and here, per operation:
 from __future__ import annotations
 
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -100,8 +101,12 @@ class ApiClient:
 
     `timeout` bounds each HTTP attempt, `connect_timeout` (default: `timeout`) its TCP connect, and
     `deadline` a whole logical call including token fetches, retries and backoff sleeps (see
-    `app.api.retry`). `transport`, `sleep`, `clock` and `rng` exist so tests can inject a fault
-    transport, a recording sleep and a fake clock.
+    `app.api.retry`); `unreachable_after` ends a call sooner when nothing has answered at all.
+    `verify` is httpx's: an SSL context pins the embedded service's own certificate.
+    `audience` is the base URL tokens are asked for when it differs from the address called:
+    this computer reaches its embedded service on loopback, while the service's tokens name
+    the office address every other desk uses. `transport`, `sleep`, `clock` and `rng` exist so
+    tests can inject a fault transport, a recording sleep and a fake clock.
     """
 
     def __init__(
@@ -116,6 +121,9 @@ class ApiClient:
         timeout: float = 10.0,
         deadline: float = 30.0,
         connect_timeout: float | None = None,
+        unreachable_after: float | None = None,
+        verify: ssl.SSLContext | bool = True,
+        audience: str | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -125,6 +133,7 @@ class ApiClient:
             timeout=timeout,
             deadline=deadline,
             connect_timeout=connect_timeout,
+            unreachable_after=unreachable_after,
             sleep=sleep,
             clock=clock,
             rng=rng or random.Random(),
@@ -135,8 +144,11 @@ class ApiClient:
         self._issuer_url = _strip_base(issuer_url) if issuer_url else None
         self._verifier_url = _strip_base(verifier_url) if verifier_url else None
         self._scope = scope
+        self._audience = _strip_base(audience) if audience else None
         # follow_redirects stays off: a redirect would resend the bearer token somewhere else.
-        http = httpx.Client(transport=transport, follow_redirects=False, trust_env=True)
+        http = httpx.Client(
+            transport=transport, follow_redirects=False, trust_env=True, verify=verify
+        )
         self._exchange = Exchange(http, self._policy)
         self._auths: dict[tuple[str, str], TokenAuth] = {}
         self._auths_lock = threading.Lock()
@@ -402,7 +414,7 @@ class ApiClient:
             body,
             deadline=self._policy.deadline_from_now(),
             idempotent=idempotent,
-            auth=self._auth(base, self._scope or scope),
+            auth=self._auth(self._audience or base, self._scope or scope),
             request_id=request_id,
         )
         return status, parse_answer(model, data, status, request_id)

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.context import AppContext
+from app.context import AppContext, start_embedded_service
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from service.config import default_data_dir
@@ -71,13 +71,16 @@ def restart_embedded(context: AppContext) -> Running:
         raise RuntimeError("this desk does not run the service itself")
     folder = instance_dir(context)
     assert folder is not None
-    port = urlsplit(old.url).port or 0
     environment = old.config.environment
     # A demo's temporary folder outlives this stop: the restarted service takes it over (and
     # removes it when it stops in turn).
     temporary, old.temporary_dir = old.temporary_dir, None
     old.stop()
-    context.service = start(folder, port=port, environment=environment)
+    if context.demo is not None:
+        port = urlsplit(old.url).port or 0
+        context.service = start(folder, port=port, environment=environment)
+    else:  # the kept port, listen address, office address and certificate of the settings
+        context.service = start_embedded_service(context.settings, folder, environment)
     context.service.temporary_dir = temporary
     return context.service
 

@@ -111,6 +111,8 @@ def test_rotate_retire_and_disable_through_the_admin_api(
         screen.create_issuer_button.click()
     qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
     client_id = screen.last_dialog.fields["client_id"].text()  # type: ignore[union-attr]
+    # Not used for issuing here: a client this computer signs in with cannot be disabled.
+    screen.last_dialog.use_here.setChecked(False)  # type: ignore[union-attr]
     screen.last_dialog.confirm_saved()  # type: ignore[union-attr]
     qtbot.waitUntil(lambda: screen.select_row(screen.clients, client_id), timeout=10000)
     screen.disable_button.click()
