@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.api.fail_fast import issuer_client
 from app.api_client import ApiClient
 from app.settings import SecretStore, Settings
 from service.config import default_data_dir
@@ -34,13 +35,6 @@ VERIFY_CONNECT_TIMEOUT = 1.5
 """A reachable service accepts a connection in milliseconds; a dead host never does."""
 
 
-ISSUE_CONNECT_TIMEOUT = 2.0
-ISSUE_UNREACHABLE_AFTER = 4.0
-"""Issuing (one payslip, a pay run's start, Admin) says "cannot be reached" within 5 s: a
-connection gets 2 s and the whole call gives up after 4 s without any answer, while a service
-that does answer keeps the full deadline for a slow pay run (issue 27)."""
-
-
 def verifier_client(
     auth_url: str, client_id: str, secret: str, verifier_url: str, **own: Any
 ) -> ApiClient:
@@ -55,23 +49,6 @@ def verifier_client(
         connect_timeout=VERIFY_CONNECT_TIMEOUT,
         deadline=VERIFY_DEADLINE,
         **own,
-    )
-
-
-def issuer_client(
-    url: str, client_id: str, secret: str, *, deadline: float = 30.0, **options: Any
-) -> ApiClient:
-    """An issuer's (or admin's) client that reports an unreachable service within 5 s."""
-    return ApiClient(
-        options.pop("auth_url", None) or url,
-        client_id,
-        secret,
-        issuer_url=url,
-        verifier_url=url,
-        deadline=deadline,
-        connect_timeout=ISSUE_CONNECT_TIMEOUT,
-        unreachable_after=ISSUE_UNREACHABLE_AFTER,
-        **options,
     )
 
 
@@ -110,6 +87,19 @@ class AppContext:
         if self.service is None:
             return {}
         return own_options(self.service, self.settings)
+
+    def follow_service(self) -> None:
+        """After the embedded service restarted (perhaps on another port, office address or
+        certificate), point this app's own clients at it again."""
+        if self.service is None or self.demo is not None:
+            return
+        url, own = self.service.url, self.own_options()
+        old_verifier, old_admin = self.verifier, self.admin
+        self.verifier = old_verifier.moved_to(url, **own)
+        old_verifier.close()
+        if old_admin is not None:
+            self.admin = old_admin.moved_to(url, **own)
+            old_admin.close()
 
     def close(self) -> None:
         for client in (self.verifier, self.admin, self.issuer):

@@ -124,6 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
                 "--workers above 1 needs gunicorn (Linux or macOS): pip install gunicorn"
             ) from None
         return serve_cli(args)
+    from service.network_address import loopback_warning
     from service.server import start, start_demo
 
     options: dict[str, Any] = {
@@ -145,6 +146,9 @@ def _serve(args: argparse.Namespace) -> int:
         _print({"demo": running.demo.as_dict()})
     freeze_long_lived()
     print(f"listening on {running.url}", flush=True)
+    warning = loopback_warning(running.config.scan_base, "badges and pairing links")
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
     # its journal compacted instead of being left for the next start to replay. SIGINT is set
     # too: a process started in the background inherits SIGINT ignored, and Python then never

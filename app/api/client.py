@@ -158,6 +158,24 @@ class ApiClient:
         """The OAuth client this client authenticates as (never the secret)."""
         return self._client_id
 
+    def moved_to(self, url: str, **options: Any) -> ApiClient:
+        """The same client (credentials, timeouts) for a service that now answers at `url`
+        (the embedded service after its port, office address or certificate changed)."""
+        policy = self._policy
+        return ApiClient(
+            url,
+            self._client_id,
+            self._client_secret,
+            issuer_url=url if self._issuer_url else None,
+            verifier_url=url if self._verifier_url else None,
+            scope=self._scope,
+            timeout=policy.timeout,
+            deadline=policy.deadline,
+            connect_timeout=policy.connect_timeout,
+            unreachable_after=policy.unreachable_after,
+            **options,
+        )
+
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:

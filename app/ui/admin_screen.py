@@ -292,6 +292,7 @@ class AdminScreen(QWidget):
             return
         set_status(self.status, f"“{name}” is now the issuer for issuing on this computer.")
         self._reload_issue_screen()
+        self.refresh()  # its client is now "Used by this app"
 
     def _reload_issue_screen(self) -> None:
         with contextlib.suppress(AttributeError, RuntimeError):

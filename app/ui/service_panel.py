@@ -15,19 +15,25 @@ from urllib.parse import urlsplit
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
+    QVBoxLayout,
     QWidget,
 )
 
 from app.context import AppContext, start_embedded_service
+from app.ui.service_address import AddressSection
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from service.config import default_data_dir
+from service.network_address import is_loopback_url
 from service.protocol.schemas import Overview
 from service.server import Running, start
+from service.tls import TlsError
 
 POLL_MS = 5000
 ENVIRONMENTS = {
@@ -82,6 +88,7 @@ def restart_embedded(context: AppContext) -> Running:
     else:  # the kept port, listen address, office address and certificate of the settings
         context.service = start_embedded_service(context.settings, folder, environment)
     context.service.temporary_dir = temporary
+    context.follow_service()
     return context.service
 
 
@@ -112,8 +119,19 @@ class ServicePanel(QWidget):
         self._checking = False
         self._started = time.monotonic()
         running = context.service
+        # The screen's own scroll area: with the address settings it is taller than a
+        # 1024x600 screen, and one scroll bar for the whole screen is the rule.
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        body = QWidget()
+        staff_screen(body)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(body)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer.addWidget(self.scroll_area)
         layout = titled_column(
-            self,
+            body,
             "Service",
             "The verification service keeps the registered payslips and answers every check. "
             + (
@@ -134,6 +152,8 @@ class ServicePanel(QWidget):
         grid.setVerticalSpacing(8)
         self.url_label = label(context.service_url or "not set up", "fieldValue")
         self.url_label.setObjectName("serviceUrl")
+        self.public_label = label(self._public_words(), "fieldValue")
+        self.public_label.setObjectName("servicePublicUrl")
         folder = instance_dir(context)
         if context.demo is not None:
             folder_text = "A temporary folder, deleted when the app closes"
@@ -147,7 +167,8 @@ class ServicePanel(QWidget):
         rows: list[tuple[str, QLabel]] = [
             ("Kind", self.environment_label),
             ("Runs", label("Inside this app" if running else "Elsewhere", "fieldValue")),
-            ("Address", self.url_label),
+            ("Address here", self.url_label),
+            ("For other desks and phones", self.public_label),
             ("Data kept in", label(store_words(running), "fieldValue")),
             ("Data folder", label(folder_text, "fieldValue")),
             ("Running for", self.uptime_label),
@@ -158,6 +179,12 @@ class ServicePanel(QWidget):
             grid.addWidget(value, row, 1)
         about_layout.addLayout(grid)
         layout.addWidget(about)
+
+        self.address: AddressSection | None = None
+        if running is not None and context.demo is None:
+            self.address = AddressSection(context)
+            self.address.apply_requested.connect(self.restart)
+            layout.addWidget(self.address)
 
         buttons = QHBoxLayout()
         self.check_button = QPushButton("Check now")
@@ -176,8 +203,9 @@ class ServicePanel(QWidget):
         layout.addWidget(self.message)
         layout.addStretch(1)
         self.check_button.clicked.connect(self.check)
+        self.copy_button.setToolTip("Copies the address other desks and phones use.")
         self.copy_button.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.context.service_url)
+            lambda: QGuiApplication.clipboard().setText(self.context.public_url)
         )
         self.restart_button.clicked.connect(self.restart)
         self.timer = QTimer(self)
@@ -185,6 +213,14 @@ class ServicePanel(QWidget):
         self.timer.timeout.connect(self.check)
         self.timer.start()
         self.check()
+
+    def _public_words(self) -> str:
+        url = self.context.public_url
+        if not url:
+            return "not set up"
+        if is_loopback_url(url):
+            return f"{url} — this computer only: other desks and phones cannot use it"
+        return url
 
     def check(self) -> None:
         self.uptime_label.setText(_uptime(time.monotonic() - self._started))
@@ -244,17 +280,25 @@ class ServicePanel(QWidget):
             self.restart_button.setEnabled(True)
             self._started = time.monotonic()
             self.url_label.setText(self.context.service_url)
+            self.public_label.setText(self._public_words())
             set_status(self.message, "The service was restarted.")
+            if self.address is not None:
+                self.address.on_restarted(True, lambda: self.context.public_url)
             self.restarted.emit()
             self.check()
 
         def failed(exc: Exception) -> None:
             self.restart_button.setEnabled(True)
+            reason = str(exc) if isinstance(exc, TlsError | OSError) else ""
             set_status(
                 self.message,
-                "The service could not be restarted. Close and reopen the app.",
+                "The service could not be restarted"
+                + (f" ({reason})" if reason else "")
+                + ". Change the values below, or close and reopen the app.",
                 error=True,
             )
+            if self.address is not None:
+                self.address.on_restarted(False, lambda: "")
             self.check()
 
         self.tasks.run(lambda: restart_embedded(self.context), done, failed)

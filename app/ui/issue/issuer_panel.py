@@ -24,9 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.fail_fast import issuer_client
 from app.api.probe import probe
 from app.api_client import ApiClient
-from app.context import AppContext, issuer_client
+from app.context import AppContext
 from app.issuer.local_issuer import (
     LocalIssuer,
     load_local_issuer,
