@@ -352,6 +352,14 @@ class ApiClient:
             idempotent=idempotent,
         )[1]
 
+    def check_sign_in(self, scope: str = SCOPE_VERIFIER) -> None:
+        """Ask for a token with these credentials and nothing else: raises `Unauthorized` for a
+        wrong id or secret, `Forbidden` for the wrong kind of client or address, and
+        `ServiceUnreachable` when nothing answers. A desk is connected only after this."""
+        base = self._verifier_url if scope == SCOPE_VERIFIER else self._issuer_url
+        audience = self._audience or self._require(base, "the URL for this scope")
+        self._auth(audience, scope).token(self._policy.deadline_from_now())
+
     # ------------------------------------------------------------------ health
 
     def healthz(self, base_url: str) -> bool:

@@ -15,7 +15,7 @@ import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -81,7 +81,12 @@ def _row(grid: QGridLayout, row: int, caption: str, field: QWidget, hint: str) -
     name = label(caption, "fieldLabel", wrap=False)
     name.setBuddy(field)
     grid.addWidget(name, row * 2, 0)
-    grid.addWidget(field, row * 2, 1)
+    grid.addWidget(
+        field,
+        row * 2,
+        1,
+        Qt.AlignmentFlag.AlignLeft if field.maximumWidth() < 1000 else Qt.AlignmentFlag(0),
+    )
     words = label(hint, "hint")
     grid.addWidget(words, row * 2 + 1, 1)
     return words
@@ -110,6 +115,7 @@ class AddressSection(QWidget):
         for key, words in WHO:
             self.who.addItem(words, key)
         self.who.setCurrentIndex(1 if settings.service_listen == NETWORK else 0)
+        self.who.setMaximumWidth(460)
         _row(
             grid,
             0,
@@ -123,6 +129,7 @@ class AddressSection(QWidget):
         self.port.setObjectName("servicePort")
         self.port.setAccessibleName("Port")
         self.port.setRange(1024, 65535)
+        self.port.setMaximumWidth(140)
         running = context.service
         current = urlsplit(running.url).port if running is not None else None
         self.port.setValue(settings.service_port or current or 8080)

@@ -332,6 +332,8 @@ def test_service_screen_sets_the_office_address_and_says_what_it_means(
         assert office.saved()["scan_base"] == office_url
         assert office.saved()["service_listen"] == "loopback"
         shoot(panel, screenshot_dir, "service-restarted-office", SMALL)
+        panel.scroll_area.verticalScrollBar().setValue(10_000)  # the bottom: Save and restart
+        shoot(panel, screenshot_dir, "service-restarted-office-bottom", SMALL)
     finally:
         panel.timer.stop()
         tasks.wait()
