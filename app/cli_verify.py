@@ -114,5 +114,5 @@ def run(args: Namespace) -> int:
     status = exit_status(outcome)
     if status != 0 and outcome.code:
         rid = f" (request id {outcome.request_id})" if outcome.request_id else ""
-        print(f"{outcome.code}: {outcome.meaning.words}{rid}", file=sys.stderr)
+        print(f"{outcome.code}: {outcome.explanation}{rid}", file=sys.stderr)
     return status
