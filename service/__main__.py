@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--public-url")
+    serve.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS (with --tls-key)")
+    serve.add_argument("--tls-key", help="PEM private key of --tls-cert")
     serve.add_argument("--issuer-url")
     serve.add_argument("--verifier-url")
     serve.add_argument("--auth-url")
@@ -138,6 +140,15 @@ def _serve(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "in_thread": False,
     }
+    if args.tls_cert or args.tls_key:
+        from service.tls import TlsError, server_context
+
+        if not (args.tls_cert and args.tls_key):
+            raise InstanceError("HTTPS needs both --tls-cert and --tls-key")
+        try:
+            options["tls"] = server_context(args.tls_cert, args.tls_key)
+        except TlsError as exc:
+            raise InstanceError(f"--tls-cert/--tls-key: {exc}") from None
     if args.demo:
         running = start_demo(args.host, args.port, **options)
     else:
@@ -145,10 +156,10 @@ def _serve(args: argparse.Namespace) -> int:
     if running.demo is not None:
         _print({"demo": running.demo.as_dict()})
     freeze_long_lived()
-    print(f"listening on {running.url}", flush=True)
     warning = loopback_warning(running.config.scan_base, "badges and pairing links")
-    if warning:
+    if warning:  # before "listening on": whoever waits for that line has the warning too
         print(warning, file=sys.stderr, flush=True)
+    print(f"listening on {running.url}", flush=True)
     # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
     # its journal compacted instead of being left for the next start to replay. SIGINT is set
     # too: a process started in the background inherits SIGINT ignored, and Python then never
