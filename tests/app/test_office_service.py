@@ -338,3 +338,22 @@ def test_service_screen_sets_the_office_address_and_says_what_it_means(
         panel.timer.stop()
         tasks.wait()
         panel.close()
+
+
+def test_the_embedded_service_speaks_https_with_the_operators_certificate(
+    qtbot: QtBot, office: Office, tmp_path: Path, no_leaks: None
+) -> None:
+    from tests.service.test_tls_serve import self_signed
+
+    cert, key = self_signed(tmp_path)
+    context = office.start(tls_cert=str(cert), tls_key=str(key))
+    url = context.service_url
+    assert url.startswith("https://127.0.0.1:")
+    # This app's own clients trust exactly that certificate, and sign in over HTTPS.
+    assert context.admin is not None and context.admin.admin_list().clients
+    screen, tasks = admin_screen(qtbot, context)
+    add_issuer_used_here(qtbot, screen, "Harbour Payroll")
+    tasks.wait()
+    again = office.start()  # and after a restart
+    assert again.service_url == url
+    assert again.verifier.verify_payload(issue_one(qtbot, again)).verified
