@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from app.ui.staff_style import label, staff_stylesheet
 
 LABELS = {
+    "service_url": "Service address",
     "issuer_id": "Issuer id",
     "verifier_id": "Front desk id",
     "client_id": "Client id",

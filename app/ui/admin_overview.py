@@ -87,7 +87,7 @@ class OverviewTabs(QTabWidget):
         self.issuers = _table(["Payroll provider", "Issuer id", "Payslips", "Withdrawn"], (1,))
         self.verifiers = _table(["Front desk", "Front desk id", "Added"], (1,))
         self.clients = _table(["Client id", "Can", "Name", "State", "Added", "Note"], (0,))
-        self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0,))
+        self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0, 2))
         self.id_columns = {
             "issuers": (self.issuers, 1),
             "verifiers": (self.verifiers, 1),

@@ -280,7 +280,9 @@ class AdminScreen(QWidget):
 
             def made_verifier(made: VerifierCreated) -> None:
                 self.name_edit.clear()
-                self._show_credentials(f"New front desk: {name}", made.wire())
+                # The address other computers use, with the sign-in: all a desk needs.
+                values = {"service_url": self.context.public_url, **made.wire()}
+                self._show_credentials(f"New front desk: {name}", values)
 
             self._run(lambda: admin.admin_create_verifier(name), made_verifier, "Adding…")
 

@@ -357,3 +357,21 @@ def test_the_embedded_service_speaks_https_with_the_operators_certificate(
     again = office.start()  # and after a restart
     assert again.service_url == url
     assert again.verifier.verify_payload(issue_one(qtbot, again)).verified
+
+
+def test_a_new_front_desk_is_given_the_office_address_with_its_sign_in(
+    qtbot: QtBot, office: Office, no_leaks: None
+) -> None:
+    context = office.start(scan_base="https://verify.office.test")
+    assert context.public_url == "https://verify.office.test"
+    screen, tasks = admin_screen(qtbot, context)
+    screen.name_edit.setText("Front desk 2")
+    with qtbot.waitSignal(screen.refreshed, timeout=10000):
+        screen.create_verifier_button.click()
+    qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
+    dialog = screen.last_dialog
+    assert dialog is not None
+    assert dialog.fields["service_url"].text() == "https://verify.office.test"
+    assert dialog.fields["client_id"].text().startswith("ver_")
+    dialog.confirm_saved()
+    tasks.wait()
