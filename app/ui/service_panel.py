@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.probe import probe
 from app.context import AppContext, start_embedded_service
 from app.ui.service_address import AddressSection
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
@@ -144,6 +145,10 @@ class ServicePanel(QWidget):
         self.state.setObjectName("serviceState")
         self.state.setStyleSheet("font-size:15pt;padding:10px 14px;border-radius:8px;")
         layout.addWidget(self.state)
+        self.problem = label("", "serviceProblem")
+        self.problem.setStyleSheet("color:#b3261e;font-weight:600;")
+        self.problem.hide()
+        layout.addWidget(self.problem)
 
         about, about_layout = section("About this service")
         grid = QGridLayout()
@@ -231,7 +236,9 @@ class ServicePanel(QWidget):
         client = self.context.verifier
         admin = self.context.admin
 
-        def work() -> tuple[bool, Overview | None]:
+        verify = self.context.own_options().get("verify", True)
+
+        def work() -> tuple[bool, Overview | None, str]:
             healthy = client.healthz(url)
             overview = None
             if healthy and admin is not None:
@@ -239,14 +246,18 @@ class ServicePanel(QWidget):
                     overview = admin.admin_list()
                 except Exception:  # counts are a nicety; health is what matters here
                     overview = None
-            return healthy, overview
+            # Why not, naming the address ("refused", "did not answer in time", ...).
+            problem = "" if healthy else (probe(url, verify) or "")
+            return healthy, overview, problem
 
-        self.tasks.run(work, self._show, lambda _: self._show((False, None)))
+        self.tasks.run(work, self._show, lambda _: self._show((False, None, "")))
 
-    def _show(self, answer: tuple[bool, Overview | None]) -> None:
+    def _show(self, answer: tuple[bool, Overview | None, str]) -> None:
         self._checking = False
-        healthy, overview = answer
+        healthy, overview, problem = answer
         self.healthy = bool(healthy)
+        self.problem.setText(problem)
+        self.problem.setVisible(bool(problem) and not healthy)
         if self.healthy:
             self.state.setText("✔ Running — answering checks")
             self.state.setStyleSheet(

@@ -179,7 +179,7 @@ def test_service_panel_restarts_the_embedded_service(
 
 
 def test_service_panel_says_when_the_service_does_not_answer(
-    qtbot: QtBot, config_dir: Path, no_leaks: None
+    qtbot: QtBot, config_dir: Path, screenshot_dir: Path, no_leaks: None
 ) -> None:
     import socket
 
@@ -193,6 +193,9 @@ def test_service_panel_says_when_the_service_does_not_answer(
     context = start_remote_context(settings, SecretStore(config_dir, use_keyring=False))
     panel, tasks = _panel(qtbot, context, healthy=False)
     assert "Not answering" in panel.state.text()
+    # ... and why, naming the saved address.
+    assert "refused" in panel.problem.text() and settings.verifier_url in panel.problem.text()
+    shoot(panel, screenshot_dir, "service-remote-refused", ((1366, 768), (1024, 600)))
     panel.timer.stop()
     tasks.wait()
     context.close()
