@@ -172,8 +172,14 @@ class ServicePanel(QWidget):
         rows: list[tuple[str, QLabel]] = [
             ("Kind", self.environment_label),
             ("Runs", label("Inside this app" if running else "Elsewhere", "fieldValue")),
-            ("Address here", self.url_label),
-            ("For other desks and phones", self.public_label),
+            *(
+                [
+                    ("Address here", self.url_label),
+                    ("For other desks and phones", self.public_label),
+                ]
+                if running is not None
+                else [("Address", self.url_label)]
+            ),
             ("Data kept in", label(store_words(running), "fieldValue")),
             ("Data folder", label(folder_text, "fieldValue")),
             ("Running for", self.uptime_label),
