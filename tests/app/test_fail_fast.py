@@ -13,6 +13,7 @@ import dataclasses
 import os
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,6 +32,7 @@ from tests.app.test_office_service import NZ_PII
 from tests.commands import run_module
 
 FIVE_SECONDS = 5.0
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -140,3 +142,28 @@ def test_app_verify_says_refused_and_names_the_address(dead_url: str) -> None:
     line = out.stderr.strip().splitlines()[-1]
     assert line.startswith("SERVICE_UNREACHABLE: ")
     assert "refused" in line and dead_url in line and "did not answer in time" not in line
+
+
+def test_a_pay_run_against_a_dead_address_stops_saying_refused(
+    qtbot: QtBot, demo_context: AppContext, dead_url: str, tmp_path: Path, no_leaks: None
+) -> None:
+    assert demo_context.admin is not None
+    made = demo_context.admin.admin_create_issuer("Harbour Payroll")
+    save_local_issuer(demo_context.settings, demo_context.secrets, dead_url, "Harbour", made)
+    context = dataclasses.replace(demo_context, issuer=None, issuer_info=None)
+    tasks = TaskRunner()
+    widget = IssueScreen(context, tasks)
+    qtbot.addWidget(widget)
+    try:
+        widget.tabs.setCurrentIndex(1)
+        widget.payrun.run_file.setText(str(ROOT / "resources" / "sample_payrun.csv"))
+        widget.payrun.run_out_dir.setText(str(tmp_path / "out"))
+        with qtbot.waitSignal(widget.payrun.run_finished, timeout=20000) as finished:
+            widget.payrun.run_button.click()
+        text = finished.args[0]
+        assert isinstance(text, str), text
+        assert "refused" in text and dead_url in text
+    finally:
+        tasks.wait()
+        widget.shutdown()
+        widget.close()
