@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from app.api.fail_fast import issuer_client
+from app.api.probe import probe
 from app.api_client import ApiClient
+from app.issuer.local_issuer import adopt_stale_loopback
 from app.settings import SecretStore, Settings
 from service.config import default_data_dir
 from service.demo import DemoInstance
@@ -214,6 +216,8 @@ def start_embedded_context(
     try:
         url = running.url
         own = own_options(running, settings)
+        with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
+            adopt_stale_loopback(settings, url, lambda old: probe(old) is None)
         admin = None
         admin_id, admin_secret = (
             secrets.get(f"{slot}:admin_id"),

@@ -8,9 +8,11 @@ name, client id, key version) to settings.json. The Issue screen then shows the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.settings import SecretStore, Settings
+from service.network_address import is_loopback_url
 from service.protocol.schemas import IssuerCreated
 
 SETTINGS_KEY = "issuer"
@@ -108,6 +110,26 @@ def use_new_key(
     updated = LocalIssuer(saved.url, client_id, saved.name, key_version, saved.client_secret, key)
     remember(settings, secrets, updated, with_secrets=False)
     return updated
+
+
+def adopt_stale_loopback(
+    settings: Settings, embedded_url: str, answers: Callable[[str], bool]
+) -> bool:
+    """An issuer saved before addresses followed the service (at the embedded service's old
+    random port, `http://127.0.0.1:44503`) is this computer's: when that loopback address no
+    longer answers, save the marker instead, so issuing goes on after the update. True when
+    the settings were changed."""
+    saved = settings.extra.get(SETTINGS_KEY) if settings.extra else None
+    if not isinstance(saved, dict):
+        return False
+    url = str(saved.get("url") or "")
+    if not url or url == THIS_COMPUTER or url.rstrip("/") == embedded_url.rstrip("/"):
+        return False
+    if not is_loopback_url(url) or answers(url):
+        return False
+    settings.extra[SETTINGS_KEY] = {**saved, "url": THIS_COMPUTER}
+    settings.save()
+    return True
 
 
 def load_local_issuer(settings: Settings, secrets: SecretStore) -> LocalIssuer | None:

@@ -375,3 +375,22 @@ def test_a_new_front_desk_is_given_the_office_address_with_its_sign_in(
     assert dialog.fields["client_id"].text().startswith("ver_")
     dialog.confirm_saved()
     tasks.wait()
+
+
+def test_an_issuer_saved_at_an_old_random_port_is_taken_over_after_the_update(
+    qtbot: QtBot, office: Office, no_leaks: None
+) -> None:
+    """Settings written before this change kept the embedded service's random port."""
+    from app.issuer.local_issuer import save_local_issuer
+
+    context = office.start()
+    assert context.admin is not None
+    made = context.admin.admin_create_issuer("Harbour Payroll")
+    with socket.socket() as gone:
+        gone.bind(("127.0.0.1", 0))
+        old_url = f"http://127.0.0.1:{gone.getsockname()[1]}"
+        save_local_issuer(context.settings, context.secrets, old_url, "Harbour Payroll", made)
+        assert office.saved()["extra"]["issuer"]["url"] == old_url  # type: ignore[index]
+        again = office.start()  # the old port does not answer (held, never listening)
+    assert office.saved()["extra"]["issuer"]["url"] == THIS_COMPUTER  # type: ignore[index]
+    assert again.verifier.verify_payload(issue_one(qtbot, again)).verified
