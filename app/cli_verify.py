@@ -123,5 +123,5 @@ def run(args: Namespace) -> int:
         status = max(status, 2)
     if status != 0 and outcome.code:
         rid = f" (request id {outcome.request_id})" if outcome.request_id else ""
-        print(f"{outcome.code}: {outcome.meaning.words}{rid}", file=sys.stderr)
+        print(f"{outcome.code}: {outcome.explanation}{rid}", file=sys.stderr)
     return status

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from app.api_errors import ApiError
+from app.api_errors import ApiError, unreachable_words
 from app.inputs.reading import InputReading
 from app.presentation import shows_payslip_data, withheld_result
 from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, Verdict, meaning_of
@@ -81,6 +81,9 @@ class Outcome:
     def explanation(self) -> str:
         if self.verdict is None:
             return self.detail or INPUT_PROBLEMS[self.reason]
+        if self.reason == "SERVICE_UNREACHABLE" and self.attempts and self.attempts[0].detail:
+            # How it failed and which address was tried ("refused", "did not answer in time").
+            return self.attempts[0].detail
         return self.meaning.words
 
     @property
@@ -137,7 +140,11 @@ def attempt(client: Verifier, payload: str) -> Attempt:
     try:
         return Attempt(result=client.verify_payload(payload))
     except ApiError as exc:
-        return Attempt(code=exc.code, request_id=exc.request_id, detail=exc.message)
+        return Attempt(
+            code=exc.code,
+            request_id=exc.request_id,
+            detail=unreachable_words(exc) or exc.message,
+        )
 
 
 def reason_of(first: Attempt) -> str:

@@ -70,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--public-url")
+    serve.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS (with --tls-key)")
+    serve.add_argument("--tls-key", help="PEM private key of --tls-cert")
     serve.add_argument("--issuer-url")
     serve.add_argument("--verifier-url")
     serve.add_argument("--auth-url")
@@ -133,6 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
                 "--workers above 1 needs gunicorn (Linux or macOS): pip install gunicorn"
             ) from None
         return serve_cli(args)
+    from service.network_address import loopback_warning
     from service.server import start, start_demo
 
     options: dict[str, Any] = {
@@ -146,6 +149,15 @@ def _serve(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "in_thread": False,
     }
+    if args.tls_cert or args.tls_key:
+        from service.tls import TlsError, server_context
+
+        if not (args.tls_cert and args.tls_key):
+            raise InstanceError("HTTPS needs both --tls-cert and --tls-key")
+        try:
+            options["tls"] = server_context(args.tls_cert, args.tls_key)
+        except TlsError as exc:
+            raise InstanceError(f"--tls-cert/--tls-key: {exc}") from None
     if args.demo:
         running = start_demo(args.host, args.port, **options)
     else:
@@ -156,6 +168,9 @@ def _serve(args: argparse.Namespace) -> int:
         shown = demo_output(running.demo, running.config, running.created, running.temporary_dir)
         _print({"demo": shown})
     freeze_long_lived()
+    warning = loopback_warning(running.config.scan_base, "badges and pairing links")
+    if warning:  # before "listening on": whoever waits for that line has the warning too
+        print(warning, file=sys.stderr, flush=True)
     # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
     # its journal compacted instead of being left for the next start to replay. SIGINT is set
     # too: a process started in the background inherits SIGINT ignored, and Python then never
