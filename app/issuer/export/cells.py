@@ -5,7 +5,8 @@ Exports write dates day-first (`13/11/2026`) or as Excel date cells, and money a
 so every cell is normalised here first and the checks stay the same for every file kind. Money is
 handled as text and `Decimal` only: a v1 `*_cents` field gets exactly the cents written (an XLSX
 number cell is a binary float: read to Excel's 15 significant digits, it is the decimal the
-payroll system stored). Problems raise `ValueProblem` with a message that names the expected form, never the value.
+payroll system stored). Problems raise `ValueProblem` with a message that names the expected
+form, never the value.
 """
 
 from __future__ import annotations
