@@ -40,7 +40,14 @@ from app.issuer.run.rows import (
     check_row,
 )
 
-__all__ = ["check_header", "count_rows", "read_payrun", "read_raw_rows", "read_text_rows"]
+__all__ = [
+    "check_header",
+    "count_rows",
+    "is_own_layout",
+    "read_payrun",
+    "read_raw_rows",
+    "read_text_rows",
+]
 
 _JSON_KEYS = frozenset({*META_COLUMNS, "payslip_non_pii", "pii"})
 
@@ -235,7 +242,7 @@ def _kind_of(path: Path, handle: TextIO) -> str:
     return "json" if start == "[" else "csv"
 
 
-def _is_own_layout(path: Path) -> bool:
+def is_own_layout(path: Path) -> bool:
     """Whether a CSV's header uses today's column names exactly (else it is read as a
     payroll export: headers case-folded, and any unknown one refused)."""
     with open_table(path) as table:
@@ -269,7 +276,7 @@ def read_payrun(
     `pdf_dir`) names each row's PDF when the PDFs come split from one combined PDF."""
     suffix = path.suffix.lower()
     if suffix not in (".json", ".jsonl", ".ndjson") and (
-        mapping is not None or suffix in (".xlsx", ".xlsm") or not _is_own_layout(path)
+        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
     ):
         yield from read_export(
             path,
@@ -318,7 +325,7 @@ def read_raw_rows(
     """The rows in the neutral shape, unchecked (to match pages of a combined PDF to rows)."""
     suffix = path.suffix.lower()
     if suffix not in (".json", ".jsonl", ".ndjson") and (
-        mapping is not None or suffix in (".xlsx", ".xlsm") or not _is_own_layout(path)
+        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
     ):
         yield from read_export_raw(path, mapping or ExportMapping(), default_schema=default_schema)
         return
