@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -29,6 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.context import AppContext
+from app.issuer.export.mapping import ExportMapping, MappingError
+from app.issuer.export.memory import remember_mapping
+from app.issuer.export.preview import ExportLook, look_at, preview_rows
 from app.issuer.messages import describe_error
 from app.issuer.payrun import PayrunRow, RowProblem, count_rows, read_payrun
 from app.issuer.progress import PhaseCount
@@ -42,6 +45,7 @@ from app.issuer.runner import (
     RunSummary,
 )
 from app.ui.issue.issuer_panel import IssuerPanel
+from app.ui.issue.payrun_columns import ExportColumns
 from app.ui.issue.payrun_files import PayRunFiles
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import ProblemsFilter, ResultsModel
@@ -73,6 +77,8 @@ class PayRunTab(QWidget):
     checked = Signal(object)
     run_finished = Signal(object)
     progressed = Signal(int)
+    columns_ready = Signal(object)  # the chosen file's ExportLook (or the message)
+    preview_ready = Signal(object)  # the preview rows (or the message)
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
@@ -128,12 +134,29 @@ class PayRunTab(QWidget):
         run_layout.addStretch(1)
         self.top.addWidget(run, 1)
 
-        table_head = QHBoxLayout()
+        self.columns = ExportColumns(self)
+        layout.addWidget(self.columns.box, 2)
+        self._look_timer = QTimer(self)
+        self._look_timer.setSingleShot(True)
+        self._look_timer.setInterval(250)
+        self._look_timer.timeout.connect(self.load_columns)
+        self.run_file.textChanged.connect(self._look_timer.start)
+        self.columns.changed.connect(self.refresh_preview)
+        self._preview_generation = 0
+
+        self.rows_head = QWidget()
+        table_head = QHBoxLayout(self.rows_head)
+        table_head.setContentsMargins(0, 0, 0, 0)
         table_head.addWidget(label("ROWS", "sectionTitle", wrap=False))
         table_head.addStretch(1)
+        self.columns_button = QPushButton("Show the export's columns")
+        self.columns_button.setObjectName("linkButton")
+        self.columns_button.hide()
+        self.columns_button.clicked.connect(lambda: self._show_columns(True))
+        table_head.addWidget(self.columns_button)
         self.problems_only = QCheckBox("Show problems only")
         table_head.addWidget(self.problems_only)
-        layout.addLayout(table_head)
+        layout.addWidget(self.rows_head)
         self.results_model = ResultsModel(self)
         self.results_filter = ProblemsFilter(self)
         self.results_filter.setSourceModel(self.results_model)
@@ -179,6 +202,92 @@ class PayRunTab(QWidget):
             return None
         return source, pdf_dir, out_dir
 
+    # ------------------------------------------------------------------ an export's columns
+
+    def load_columns(self) -> None:
+        """Read the chosen file's headers (off the GUI thread) and show its columns."""
+        source = self.files.paths()[0]
+        if source is None or not source.is_file():
+            self.columns.look = None
+            self._show_columns(False)
+            return
+        settings = self.context.settings
+        self.tasks.run(lambda: look_at(source, settings), self._looked, self._look_failed)
+
+    def _looked(self, look: ExportLook) -> None:
+        if self.files.paths()[0] != look.path:
+            return  # another file was chosen meanwhile
+        self.columns.show_look(look)
+        self._show_columns(look.is_export)
+        self.columns_ready.emit(look)
+        if look.is_export:
+            self.refresh_preview()
+
+    def _show_columns(self, shown: bool) -> None:
+        """The export's columns, or the rows table: a 768-pixel screen holds one of them (the
+        rows table comes back when a check or a run starts)."""
+        export = self.columns.look is not None and self.columns.look.is_export
+        self.columns.box.setVisible(shown and export)
+        self.columns_button.setVisible(export and not shown)
+        self.rows_head.setVisible(not (shown and export))
+        self.results_view.setVisible(not (shown and export))
+
+    def _look_failed(self, exc: Exception) -> None:
+        self.columns.look = None
+        self._show_columns(False)
+        self._set_run_status(describe_error(exc), error=True)
+        self.columns_ready.emit(describe_error(exc))
+
+    def _export_mapping(self) -> ExportMapping | None:
+        """The confirmed mapping for an export (None for our own layout). Raises MappingError
+        with the words to show when a column still needs a field."""
+        look = self.columns.look
+        if look is None or not look.is_export or look.path != self.files.paths()[0]:
+            return None
+        unplaced = self.columns.unplaced()
+        if unplaced:
+            raise MappingError(
+                "Choose a field (or “Ignore this column”) for: " + ", ".join(unplaced) + "."
+            )
+        return self.columns.mapping()
+
+    def refresh_preview(self) -> None:
+        look = self.columns.look
+        if look is None or not look.is_export:
+            return
+        try:
+            mapping = self._export_mapping()
+        except MappingError as exc:
+            self.columns.show_preview(str(exc))
+            self.preview_ready.emit(str(exc))
+            return
+        assert mapping is not None
+        self._preview_generation += 1
+        generation, path = self._preview_generation, look.path
+
+        def done(rows: object) -> None:
+            if generation == self._preview_generation:
+                self.columns.show_preview(rows)  # type: ignore[arg-type]
+                self.preview_ready.emit(rows)
+
+        def failed(exc: Exception) -> None:
+            if generation == self._preview_generation:
+                self.columns.show_preview(describe_error(exc))
+                self.preview_ready.emit(describe_error(exc))
+
+        self.tasks.run(lambda: preview_rows(path, mapping), done, failed)
+
+    def _confirmed_mapping(self) -> tuple[bool, ExportMapping | None]:
+        """(ok, mapping) for a check or a run; a mapping in use is remembered for next time."""
+        try:
+            mapping = self._export_mapping()
+        except MappingError as exc:
+            self._set_run_status(str(exc), error=True)
+            return False, None
+        if mapping is not None and self.columns.look is not None:
+            remember_mapping(self.context.settings, self.columns.look.headers, mapping)
+        return True, mapping
+
     # ------------------------------------------------------------------ checking
 
     def check_run(self) -> None:
@@ -187,18 +296,22 @@ class PayRunTab(QWidget):
         if paths is None:
             return
         source, pdf_dir, _ = paths
+        ok, mapping = self._confirmed_mapping()
+        if not ok:
+            return
+        self._show_columns(False)
         self.results_model.clear()
         self._set_running(True, checking=True)
         self._set_run_status("Checking…")
         signals = self.run_signals
 
         def work() -> CheckOutcome:
-            total = count_rows(source)
+            total = count_rows(source, mapping)
             ready = 0
             problems: list[RowProblem] = []
             chunk: list[tuple[int, str, str, str, str]] = []
             done = 0
-            for item in read_payrun(source, pdf_dir=pdf_dir):
+            for item in read_payrun(source, pdf_dir=pdf_dir, mapping=mapping):
                 done += 1
                 if isinstance(item, PayrunRow):
                     ready += 1
@@ -240,6 +353,10 @@ class PayRunTab(QWidget):
         if out_dir is None:
             self._set_run_status("Choose an output folder.", error=True)
             return
+        ok, mapping = self._confirmed_mapping()
+        if not ok:
+            return
+        self._show_columns(False)
         try:
             client, key, scan_base = self.issuer_panel.credentials()
         except ValueError as exc:
@@ -254,7 +371,12 @@ class PayRunTab(QWidget):
             key,
             scan_base,
             RunSettings(
-                source=source, out_dir=out_dir, pdf_dir=pdf_dir, batch_size=self.batch_size
+                source=source,
+                out_dir=out_dir,
+                pdf_dir=pdf_dir,
+                batch_size=self.batch_size,
+                mapping=mapping,
+                combined_pdf=self.files.combined_pdf(),
             ),
             on_progress=lambda p: signals.progress.emit(snapshot(p)),
             on_results=lambda rs: signals.results.emit(
@@ -318,6 +440,9 @@ class PayRunTab(QWidget):
             f"refused, {p.rejected} not sent. The badges and the results list "
             f"({summary.results_csv.name}) are in the output folder."
         )
+        unplaced = [n.removeprefix("combined PDF: ") for n in summary.notes[1:]]
+        if unplaced:
+            text += " Not stamped: " + "; ".join(unplaced) + "."
         self._set_run_status(text, error=not summary.clean)
         self.run_finished.emit(summary)
 
