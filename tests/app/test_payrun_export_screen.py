@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
@@ -44,6 +45,8 @@ def screen(qtbot: QtBot, demo_context: AppContext, no_leaks: None) -> Iterator[I
 
 def shot(widget: IssueScreen, folder: Path, name: str) -> None:
     widget.resize(1366, 768)
+    for _ in range(3):
+        QApplication.processEvents()
     path = folder / f"{name}-1366x768.png"
     assert widget.grab().save(str(path))
     REVIEW.mkdir(exist_ok=True)

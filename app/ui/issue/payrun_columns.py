@@ -13,6 +13,7 @@ mapping at all. The work (reading headers, the preview) runs on the tab's worker
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -90,6 +91,24 @@ def field_choices(schema: str) -> list[tuple[str, str]]:
             taken.add(target)
             choices.append((target, spec.label))
     return choices
+
+
+def _grouped(amount: str) -> str:
+    """`3846.15` -> `3,846.15` (digits as registered, grouped for reading)."""
+    whole, dot, part = amount.partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    digits = whole.lstrip("-")
+    if not digits.isdigit():
+        return amount
+    return f"{sign}{int(digits):,}{dot}{part}"
+
+
+def _day(iso: str) -> str:
+    """`2026-11-13` -> `13 Nov 2026`: no day/month order to misread."""
+    try:
+        return dt.date.fromisoformat(iso).strftime("%-d %b %Y")
+    except ValueError:
+        return iso
 
 
 class ExportColumns(QObject):
@@ -275,10 +294,11 @@ class ExportColumns(QObject):
             return
         self.preview.setRowCount(len(rows))
         for index, row in enumerate(rows):
-            money = f"{row.gross} / {row.net}" if row.gross or row.net else ""
+            money = f"{_grouped(row.gross)} / {_grouped(row.net)}" if row.gross else ""
             problems = "\n".join(row.problems) if row.problems else "Ready"
+            paid = _day(row.payment_date)
             for column, text in enumerate(
-                (str(row.number), row.name, row.external_id, row.payment_date, money, problems)
+                (str(row.number), row.name, row.external_id, paid, money, problems)
             ):
                 self.preview.setItem(index, column, QTableWidgetItem(text))
         self.preview.resizeRowsToContents()

@@ -217,6 +217,9 @@ class PayRunTab(QWidget):
     def _looked(self, look: ExportLook) -> None:
         if self.files.paths()[0] != look.path:
             return  # another file was chosen meanwhile
+        if self.run_button.isEnabled():  # not running: the last run's figures are not this file's
+            self.progress.restart()
+            self._set_run_status("")
         self.columns.show_look(look)
         self._show_columns(look.is_export)
         self.columns_ready.emit(look)
@@ -231,6 +234,7 @@ class PayRunTab(QWidget):
         self.columns_button.setVisible(export and not shown)
         self.rows_head.setVisible(not (shown and export))
         self.results_view.setVisible(not (shown and export))
+        self.files.hint.setVisible(not (shown and export))  # room for the columns
 
     def _look_failed(self, exc: Exception) -> None:
         self.columns.look = None
