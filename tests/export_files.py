@@ -9,6 +9,8 @@ it would from a payroll system's PDF; reportlab is not needed.
 from __future__ import annotations
 
 import io
+import re
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -99,4 +101,47 @@ def write_xlsx(
             if hasattr(cell.value, "year"):
                 cell.number_format = "DD/MM/YYYY"
     book.save(path)
+    _use_shared_strings(path)
     return path
+
+
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_CELL_RE = re.compile(
+    r'<c r="([A-Z]+[0-9]+)"([^>]*) t="inlineStr"([^>]*)><is><t>(.*?)</t></is></c>'
+)
+
+
+def _use_shared_strings(path: Path) -> None:
+    """Rewrite openpyxl's inline strings as a shared-string table, as Excel and payroll systems
+    write workbooks (and as their readers meet them)."""
+    with zipfile.ZipFile(path) as source:
+        parts = {name: source.read(name) for name in source.namelist()}
+    strings: dict[str, int] = {}
+
+    def shared(match: re.Match[str]) -> str:
+        text = match.group(4)
+        index = strings.setdefault(text, len(strings))
+        return f'<c r="{match.group(1)}"{match.group(2)} t="s"{match.group(3)}><v>{index}</v></c>'
+
+    sheet = "xl/worksheets/sheet1.xml"
+    parts[sheet] = _CELL_RE.sub(shared, parts[sheet].decode("utf-8")).encode("utf-8")
+    items = "".join(f'<si><t xml:space="preserve">{t}</t></si>' for t in strings)
+    parts["xl/sharedStrings.xml"] = (
+        f'<sst xmlns="{_MAIN}" count="{len(strings)}" uniqueCount="{len(strings)}">{items}</sst>'
+    ).encode()
+    types = parts["[Content_Types].xml"].decode("utf-8")
+    parts["[Content_Types].xml"] = types.replace(
+        "</Types>",
+        '<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.'
+        'openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+    ).encode("utf-8")
+    rels = parts["xl/_rels/workbook.xml.rels"].decode("utf-8")
+    parts["xl/_rels/workbook.xml.rels"] = rels.replace(
+        "</Relationships>",
+        '<Relationship Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        'relationships/sharedStrings" Target="sharedStrings.xml" Id="rIdStrings"/>'
+        "</Relationships>",
+    ).encode("utf-8")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for name, data in parts.items():
+            target.writestr(name, data)
