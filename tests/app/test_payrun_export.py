@@ -317,3 +317,19 @@ def test_unplaced_headers_are_null_in_the_suggestion(tmp_path: Path) -> None:
     # A suggestion used as it is still refuses the unplaced header.
     with pytest.raises(PayrunFileError, match="Favourite Colour"):
         rows_of(source, ExportMapping.from_json(suggested))
+
+
+def test_stray_personal_data_is_caught_in_an_exports_columns(tmp_path: Path) -> None:
+    source = tmp_path / "export.csv"
+    source.write_text(
+        AU_HEADER + ",Award Name\n"
+        'S1,Casey Sampleton,30/10/2026,12/11/2026,13/11/2026,"$1,234.56",$200.00,$1034.56,,'
+        "Sampleton Retail Award\n"
+    )
+    m = mapping(**{**au_mapping().to_json(), "columns": {**AU_COLUMNS, "Award Name": "award"}})
+    (row,) = rows_of(source, m)
+    assert isinstance(row, RowProblem)
+    assert row.reasons == (
+        "Award Name (award): seems to contain the employee's name; personal data belongs only "
+        "in the employee's details, where it is encrypted",
+    )
