@@ -15,7 +15,7 @@ from pypdf import PdfReader
 
 from app.api_client import ApiClient
 from app.issuer import IssuerKey, PayRun, RunSettings
-from app.issuer.export.combined_pdf import SPLIT_DIR
+from app.issuer.export.combined_pdf import SPLIT_DIR, Person, assign_pages
 from app.issuer.export.mapping import ExportMapping
 from tests.commands import run_module
 from tests.export_files import image_pdf, payslip_page_lines, text_pdf
@@ -180,3 +180,35 @@ def test_a_scanned_pdf_says_it_has_no_text_to_match(tmp_path: Path) -> None:
     assert "scan.pdf has no text to match pages to employees" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out" / SPLIT_DIR).exists()
+
+
+def test_page_assignment_rules() -> None:
+    people = [
+        Person(1, "E-0001", "Sam Lee"),
+        Person(2, "E-0002", "Sam Leeson"),
+        Person(3, "7", "Kim  Park"),  # a short numeric id is not matched; the name is
+        Person(4, "", "Ana Maria Lopez"),
+    ]
+    texts = [
+        "Pay run cover sheet, 7 employees",  # nobody (the lone 7 is not an id)
+        "Payslip for SAM LEESON\nEmployee e-0002",
+        "continued: leave balances",  # continues row 2
+        "Employee: Sam Lee (E-0001)",
+        "Payslip: Kim\nPark, 7 hours",
+        "Team sheet: Sam Lee and Ana Maria Lopez",  # several rows
+        "continued",  # continues the ambiguous page: nobody's
+        "Ana Maria   Lopez",
+    ]
+    assignment = assign_pages(texts, people)
+    assert assignment.pages == {2: [1, 2], 1: [3], 3: [4], 4: [7]}
+    assert assignment.unmatched == [0]
+    assert assignment.ambiguous == {5: (1, 4)}
+    assert assignment.orphans == [6]
+    assert "page 1 of the combined PDF names no employee" in assignment.row_notes[2][0]
+    assert any("page 6" in note for note in assignment.row_notes[3])
+    assert any("page 7" in note for note in assignment.row_notes[4])
+    # Page and row numbers only: no text of the PDF in what is reported.
+    reported = " ".join(
+        [*assignment.summary(), *(n for v in assignment.row_notes.values() for n in v)]
+    )
+    assert "Lee" not in reported and "Park" not in reported and "Lopez" not in reported
