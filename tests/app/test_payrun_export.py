@@ -14,7 +14,13 @@ import pytest
 
 from app.issuer.export.mapping import ExportMapping, load_mapping
 from app.issuer.export.suggest import suggest_for_file
-from app.issuer.payrun import PayrunFileError, PayrunRow, RowProblem, read_payrun
+from app.issuer.payrun import (
+    PayrunFileError,
+    PayrunRow,
+    RowProblem,
+    count_rows,
+    read_payrun,
+)
 from tests.commands import run_module
 from tests.export_files import write_xlsx
 
@@ -286,6 +292,9 @@ def test_samples_carry_what_the_exports_say() -> None:
     assert semi[0].pii_text.split("|")[1] == "Zoë Fictional"
     assert semi[0].payslip_non_pii["reimbursements"] == "-12.50"
     assert semi[3].payslip_non_pii["reimbursements"] == "-12.50"  # `12.50-`
+    nz_mapping = load_mapping(EXPORTS / "nz_payroll_export.mapping.json")
+    assert count_rows(EXPORTS / "nz_payroll_export.xlsx", nz_mapping) == 4  # title rows left out
+    assert count_rows(EXPORTS / "au_payroll_export.csv") == 5
     nz = rows_of(
         EXPORTS / "nz_payroll_export.xlsx", load_mapping(EXPORTS / "nz_payroll_export.mapping.json")
     )

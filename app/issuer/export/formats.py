@@ -19,10 +19,13 @@ import codecs
 import contextlib
 import csv
 import io
+import re
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from app.files import unreadable
 from app.issuer.run.rows import PayrunFileError
@@ -80,16 +83,20 @@ def csv_dialect(line: str) -> str:
     return best if counts[best] else ","
 
 
-def _numbered(rows: Iterator[list[Any]]) -> Iterator[tuple[int, list[Any]]]:
+def _numbered(
+    rows: Iterator[list[Any]], blank_rows: bool = False
+) -> Iterator[tuple[int, list[Any]]]:
     number = 0
     for cells in rows:
-        if not any(c is not None and str(c).strip() for c in cells):
+        if not blank_rows and not any(c is not None and str(c).strip() for c in cells):
             continue
         number += 1
         yield number, cells
 
 
-def _open_csv(path: Path, skip_rows: int, stack: contextlib.ExitStack) -> Table:
+def _open_csv(
+    path: Path, skip_rows: int, stack: contextlib.ExitStack, blank_rows: bool = False
+) -> Table:
     encoding = sniff_encoding(path)
     try:
         handle = stack.enter_context(open(path, encoding=encoding, newline=""))  # noqa: SIM115
@@ -124,7 +131,7 @@ def _open_csv(path: Path, skip_rows: int, stack: contextlib.ExitStack) -> Table:
                     f"{path.name} is neither UTF-8 nor Windows-1252 text"
                 ) from None
 
-    return Table(header, _numbered(rows()), stack)
+    return Table(header, _numbered(rows(), blank_rows), stack)
 
 
 class _BadCsv:
@@ -141,7 +148,13 @@ def is_bad_csv(cells: list[Any]) -> bool:
     return len(cells) == 1 and cells[0] is _BAD_CSV
 
 
-def _open_xlsx(path: Path, sheet: str | None, skip_rows: int, stack: contextlib.ExitStack) -> Table:
+def _open_xlsx(
+    path: Path,
+    sheet: str | None,
+    skip_rows: int,
+    stack: contextlib.ExitStack,
+    blank_rows: bool = False,
+) -> Table:
     try:
         from openpyxl import load_workbook
     except ImportError:  # pragma: no cover - the app extra installs it
@@ -171,6 +184,9 @@ def _open_xlsx(path: Path, sheet: str | None, skip_rows: int, stack: contextlib.
 
     def rows() -> Iterator[list[Any]]:
         for cells in values:
+            if blank_rows:  # probing for the header: every cell as it is
+                yield list(cells)
+                continue
             row = list(cells[:width])
             if any(c is not None and str(c).strip() for c in cells[width:]):
                 row.append(_EXTRA)  # a value beyond the last header
@@ -178,7 +194,7 @@ def _open_xlsx(path: Path, sheet: str | None, skip_rows: int, stack: contextlib.
                 row.extend([None] * (width - len(row)))
             yield row
 
-    return Table(header, _numbered(rows()), stack)
+    return Table(header, _numbered(rows(), blank_rows), stack)
 
 
 _EXTRA = object()
@@ -188,13 +204,17 @@ def has_extra_cell(cells: list[Any]) -> bool:
     return bool(cells) and cells[-1] is _EXTRA
 
 
-def open_table(path: Path, *, sheet: str | None = None, skip_rows: int = 0) -> Table:
-    """Open FILE by its suffix (.xlsx/.xlsm as a workbook, anything else as CSV)."""
+def open_table(
+    path: Path, *, sheet: str | None = None, skip_rows: int = 0, blank_rows: bool = False
+) -> Table:
+    """Open FILE by its suffix (.xlsx/.xlsm as a workbook, anything else as CSV). With
+    `blank_rows`, blank rows are kept and XLSX rows are not cut to the header's width (to find
+    a header below title rows)."""
     stack = contextlib.ExitStack()
     try:
         if path.suffix.lower() in (".xlsx", ".xlsm"):
-            return _open_xlsx(path, sheet, skip_rows, stack)
-        return _open_csv(path, skip_rows, stack)
+            return _open_xlsx(path, sheet, skip_rows, stack, blank_rows)
+        return _open_csv(path, skip_rows, stack, blank_rows)
     except BaseException:
         stack.close()
         raise
@@ -209,17 +229,61 @@ def csv_text_table(text: str) -> Table:
 
 
 def count_sheet_rows(path: Path, sheet: str | None, skip_rows: int) -> int | None:
-    """A workbook sheet's rows below its header, from the sheet's recorded dimensions (cheap:
-    nothing is read); None when the workbook does not record them."""
+    """A workbook sheet's rows below its header, for a progress bar: the number of its last
+    `<row>`, read from the decompressed sheet XML (about 0.1 s for 50,000 rows; opening the
+    workbook with openpyxl would parse its whole shared-string table first). None when it
+    cannot tell."""
     try:
-        from openpyxl import load_workbook
-
-        book = load_workbook(path, read_only=True, data_only=True)
-    except Exception:
+        with zipfile.ZipFile(path) as book:
+            part = _sheet_part(book, sheet)
+            if part is None:
+                return None
+            last, tail = 0, b""
+            with book.open(part) as xml:
+                for block in iter(lambda: xml.read(1 << 20), b""):
+                    data = tail + block
+                    found = _last_row_number(data)
+                    last = found or last
+                    tail = data[-200:]
+    except (OSError, zipfile.BadZipFile, KeyError, ElementTree.ParseError):
         return None
-    try:
-        ws = book[sheet] if sheet is not None and sheet in book.sheetnames else book.worksheets[0]
-        rows = ws.max_row
-        return None if rows is None else max(rows - skip_rows - 1, 0)
-    finally:
-        book.close()
+    return max(last - skip_rows - 1, 0)
+
+
+_ROW_RE = re.compile(rb'<(?:\w+:)?row\b[^>]*?\br="(\d+)"')
+
+
+def _last_row_number(data: bytes) -> int:
+    """The `r` (Excel row number) of the last `<row>` element starting in `data` (0: none)."""
+    start = max(data.rfind(b"<row"), data.rfind(b":row"))
+    while start >= 0:
+        begin = data.rfind(b"<", 0, start + 1)
+        match = _ROW_RE.match(data, begin)
+        if match:
+            return int(match.group(1))
+        start = max(data.rfind(b"<row", 0, start), data.rfind(b":row", 0, start))
+    return 0
+
+
+_NS_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_NS_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_NS_PKG = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+
+
+def _sheet_part(book: zipfile.ZipFile, sheet: str | None) -> str | None:
+    """The zip member holding a sheet (the first, or the one named), from the workbook's
+    sheet list and its relationships."""
+    # Two small parts of the workbook; expat >= 2.4 refuses entity amplification and
+    # ElementTree resolves no external entities (openpyxl parses the same parts the same way).
+    workbook = ElementTree.fromstring(book.read("xl/workbook.xml"))  # noqa: S314
+    sheets = workbook.findall(f"{_NS_MAIN}sheets/{_NS_MAIN}sheet")
+    chosen = next((s for s in sheets if sheet is None or s.get("name") == sheet), None)
+    if chosen is None:
+        return None
+    rel_id = chosen.get(f"{_NS_REL}id")
+    rels = ElementTree.fromstring(book.read("xl/_rels/workbook.xml.rels"))  # noqa: S314
+    for rel in rels.findall(f"{_NS_PKG}Relationship"):
+        if rel.get("Id") == rel_id:
+            target = str(rel.get("Target", ""))
+            return target.lstrip("/") if target.startswith("/") else f"xl/{target}"
+    return None

@@ -20,7 +20,6 @@ from app.issuer.export.cells import date_text
 from app.issuer.export.formats import open_table
 from app.issuer.export.mapping import norm_header
 from app.issuer.fields import ValueProblem, spec_for_path
-from app.issuer.run.rows import PayrunFileError
 
 __all__ = ["country_of", "suggest_for_file", "suggest_mapping"]
 
@@ -229,22 +228,21 @@ def _width(cells: list[Any]) -> int:
 
 
 def suggest_for_file(path: Path, sheet: str | None = None) -> dict[str, Any]:
-    """Open FILE, find its header (skipping title and blank rows above it: the first of the
-    top rows filled at least half as wide as the widest) and suggest a mapping for it."""
-    tops: list[tuple[list[str], list[list[Any]]]] = []
-    for skip in range(_MAX_TITLE_ROWS + 1):
-        try:
-            with open_table(path, sheet=sheet, skip_rows=skip) as table:
-                header = [str(h) for h in table.header]
-                sample = [cells for _, (_, cells) in zip(range(10), table.rows, strict=False)]
-        except PayrunFileError:
-            if not tops:
-                raise
-            break
-        tops.append((header, sample))
-    widest = max(_width(h) for h, _ in tops)
-    skip = next(i for i, (h, _) in enumerate(tops) if _width(h) >= max(2, widest // 2))
-    header, sample = tops[skip]
+    """Open FILE once, find its header (skipping title and blank rows above it: the first of
+    the top rows filled at least half as wide as the widest) and suggest a mapping for it."""
+    with open_table(path, sheet=sheet, blank_rows=True) as table:
+        top: list[list[Any]] = [list(table.header)]
+        for _, cells in table.rows:
+            top.append(list(cells))
+            if len(top) > _MAX_TITLE_ROWS + 11:
+                break
+    candidates = top[: _MAX_TITLE_ROWS + 1]
+    widest = max(_width(row) for row in candidates)
+    skip = next(i for i, row in enumerate(candidates) if _width(row) >= max(2, widest // 2))
+    header = ["" if h is None else str(h) for h in top[skip]]
+    while header and not header[-1].strip():
+        header.pop()
+    sample = [row for row in top[skip + 1 :] if _width(row)][:10]
     mapping = suggest_mapping(header, sample, skip)
     if sheet:
         mapping["sheet"] = sheet
