@@ -1,8 +1,13 @@
 """`python -m app issue-run FILE --out DIR`: issue a whole pay run from the terminal.
 
     python -m app issue-run payrun.csv --out OUT [--pdf-dir DIR] [--schema S] [--batch-size N]
+        [--mapping MAPPING.json] [--combined-pdf PDF]
         (--demo | --service-url URL --client-id ID [--client-secret S] [--encryption-key K]
                   [--key-version KV] [--auth-url U] [--issuer-url U] [--scan-base U])
+    python -m app issue-run export.xlsx --suggest-mapping > MAPPING.json
+
+A payroll system's own export (CSV or XLSX, its own headers) is read through a mapping file
+(PROTOCOL §12); --suggest-mapping prints a guessed one and needs neither --out nor a service.
 
 Secrets are better passed in the environment than on the command line (other users can see a
 process's arguments): PAYSLIP_CLIENT_SECRET and PAYSLIP_ENCRYPTION_KEY are read when the options
@@ -15,6 +20,7 @@ results.csv); 2 the run could not start (bad options, unreadable file, output fo
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -22,6 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from app.api.fail_fast import issuer_client
+from app.issuer.export.mapping import load_mapping
 from app.issuer.journal import JournalError
 from app.issuer.output import OutputError
 from app.issuer.payrun import PayrunFileError
@@ -39,9 +46,18 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m app issue-run",
         description="Register a pay run and write one badge per payslip (see docs/issuer.md).",
     )
-    parser.add_argument("file", type=Path, help="the pay run: .csv, .json or .jsonl")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
+    parser.add_argument("file", type=Path, help="the pay run: .csv, .xlsx, .json or .jsonl")
+    parser.add_argument("--out", type=Path, help="output folder (resumable)")
     parser.add_argument("--pdf-dir", type=Path, help="folder of the employees' payslip PDFs")
+    parser.add_argument(
+        "--combined-pdf", type=Path, help="one PDF with every employee's payslip, to split"
+    )
+    parser.add_argument("--mapping", type=Path, help="MAPPING.json for a payroll export")
+    parser.add_argument(
+        "--suggest-mapping",
+        action="store_true",
+        help="print a mapping guessed from FILE's headers and exit",
+    )
     parser.add_argument("--schema", choices=sorted(PAYSLIP_SCHEMAS), help="default schema")
     parser.add_argument("--batch-size", type=int, default=MAX_BATCH, help="1 to 1000")
     parser.add_argument("--workers", type=int, help="badge worker processes (default: CPUs)")
@@ -99,8 +115,40 @@ def _fail(message: str, code: int = EXIT_START) -> int:
     return code
 
 
+def _suggest(args: argparse.Namespace) -> int:
+    from app.issuer.export.suggest import suggest_for_file
+
+    sheet = None
+    if args.mapping is not None:
+        try:
+            sheet = load_mapping(args.mapping).sheet
+        except PayrunFileError as exc:
+            return _fail(str(exc))
+    try:
+        mapping = suggest_for_file(args.file, sheet)
+    except PayrunFileError as exc:
+        return _fail(str(exc))
+    print(json.dumps(mapping, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    if args.suggest_mapping:
+        return _suggest(args)
+    if args.out is None:
+        return _fail("--out is required (the output folder)")
+    mapping = None
+    if args.mapping is not None:
+        try:
+            mapping = load_mapping(args.mapping)
+        except PayrunFileError as exc:
+            return _fail(str(exc))
+    if args.combined_pdf is not None:
+        if args.pdf_dir is not None:
+            return _fail("give either --pdf-dir or --combined-pdf, not both")
+        if not args.combined_pdf.is_file():
+            return _fail(f"--combined-pdf {args.combined_pdf} is not a file")
     if not 1 <= args.batch_size <= MAX_BATCH:
         return _fail(f"--batch-size must be 1 to {MAX_BATCH}")
     if not args.file.is_file():  # named as given, so the person sees which path was wrong
@@ -152,6 +200,8 @@ def main(argv: Sequence[str]) -> int:
             default_schema=args.schema,
             batch_size=args.batch_size,
             workers=args.workers,
+            mapping=mapping,
+            combined_pdf=args.combined_pdf,
         )
         printer = _Printer(sys.stderr, args.quiet)
         run = PayRun(
@@ -180,6 +230,8 @@ def main(argv: Sequence[str]) -> int:
             f"{p.errors} refused by the service, {p.rejected} rejected before sending"
             f"{resumed}; {p.rows / summary.seconds if summary.seconds else 0:.0f} rows/s"
         )
+        for note in summary.notes:
+            print(note)
         print(f"results: {summary.results_csv}")
         return EXIT_OK if summary.clean else EXIT_ROWS
     except KeyboardInterrupt:
