@@ -8,7 +8,6 @@ process `serve` runs it in the foreground. `serve --workers N` runs gunicorn ins
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import shutil
 import socket
@@ -18,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from waitress import wasyncore
 from waitress.server import create_server
 
 from service.config import ServiceConfig
@@ -35,6 +33,7 @@ from service.instance import (
     open_store,
 )
 from service.storage.port import Store
+from service.waitress_drain import DEFAULT_GRACE, StopControl, serve_until_stopped
 from service.waitress_guard import SERVER_SETTINGS, guard_server
 
 log = logging.getLogger("service.server")
@@ -64,6 +63,7 @@ class Running:
     config: ServiceConfig
     store: Store
     server: Any
+    control: StopControl
     thread: threading.Thread | None = None
     demo: DemoInstance | None = None
     created: dict[str, str] | None = None
@@ -72,15 +72,17 @@ class Running:
     """A data directory made for this run only (demo mode), removed when the store closes: a
     demo's invented data and its master key must not pile up in the temporary folder."""
 
+    def serve(self) -> None:
+        """Serve in this thread until `control.request_stop()` (a signal handler's, say), then
+        drain: in-flight requests are answered within the grace period (waitress_drain)."""
+        serve_until_stopped(self.server, self.control)
+
     def stop(self) -> None:
+        """Drain and stop a server running in its thread (the app quitting), then close the
+        store: requests in flight are answered first, within the grace period."""
         if self.thread is not None and self.thread.is_alive():
-            # Close on the loop's own thread: closing its sockets from here races its select()
-            # (EBADF in the server thread). Closing every channel also ends the loop at once.
-            # The loop may run the queued thunk, closing the trigger, before the wake-up byte is
-            # written; the write then fails with EBADF and there is nothing left to do.
-            with contextlib.suppress(OSError):
-                self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map))
-            self.thread.join(timeout=10)
+            self.control.request_stop()
+            self.thread.join(timeout=self.control.grace + 10)
         else:
             self.server.close()
         self.close()
@@ -109,9 +111,11 @@ def start(
     init_if_missing: bool = False,
     in_thread: bool = True,
     sock: socket.socket | None = None,
+    graceful_timeout: float = DEFAULT_GRACE,
 ) -> Running:
-    """Build and start a server; with in_thread=False the caller runs `server.run()` itself.
-    `sock` is an already listening socket (shared by pre-forked workers)."""
+    """Build and start a server; with in_thread=False the caller runs `Running.serve()` itself.
+    `sock` is an already listening socket (shared by pre-forked workers). `graceful_timeout`
+    bounds how long a stop waits for the requests in flight."""
     created = None
     if init_if_missing and not is_initialised(data_dir):
         created = init_instance(data_dir, store_kind, database_url)
@@ -145,9 +149,10 @@ def start(
         **SERVER_SETTINGS,
     )
     guard_server(server, getattr(app, "preflight", None))
-    running = Running(url_for(sock), config, store, server, demo=seeded, created=created)
+    control = StopControl(graceful_timeout)
+    running = Running(url_for(sock), config, store, server, control, demo=seeded, created=created)
     if in_thread:
-        running.thread = threading.Thread(target=server.run, name="payslip-service", daemon=True)
+        running.thread = threading.Thread(target=running.serve, name="payslip-service", daemon=True)
         running.thread.start()
     return running
 

@@ -35,6 +35,7 @@ from service.http.errors import error_headers, error_json
 from service.http.middleware import REQUEST_ID_RE, new_request_id
 from service.http.preflight import Preflight
 from service.protocol.errors import ErrorCode
+from service.waitress_drain import DrainAwareTask
 
 HEADER_TIMEOUT = 10.0
 BODY_GRACE = 15.0
@@ -124,7 +125,10 @@ class GuardedParser(HTTPRequestParser):  # type: ignore[misc]
 
 class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     error_task_class = JsonErrorTask
+    task_class = DrainAwareTask
     request_started: float | None = None
+    has_received = False
+    """Whether the client has sent anything yet (a drain gives a silent one only a moment)."""
 
     def parser_class(self, adj: Any) -> GuardedParser:
         parser = GuardedParser(adj)
@@ -134,6 +138,7 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     def received(self, data: bytes) -> bool:
         if self.request is None and data:
             self.request_started = time.monotonic()
+            self.has_received = True
         result = bool(super().received(data))
         if self.request is None:
             self.request_started = None  # nothing half-read any more
