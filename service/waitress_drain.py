@@ -70,6 +70,11 @@ class StopControl:
         self.signals = 0
 
     @property
+    def attached(self) -> bool:
+        """Whether a `serve_until_stopped` loop listens to this control."""
+        return self._wake is not None
+
+    @property
     def stopping(self) -> bool:
         return self._stop.is_set()
 
