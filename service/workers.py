@@ -172,7 +172,7 @@ def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metri
     config: dict[str, Any] = {
         "bind": [f"fd://{sock.fileno()}"],
         "workers": options.workers,
-        "worker_class": "service.workers.DrainingThreadWorker",
+        "worker_class": "service.gunicorn_guard.GuardedThreadWorker",
         "threads": options.threads,
         "max_requests": options.max_requests,
         "max_requests_jitter": max(0, options.max_requests // 10),
