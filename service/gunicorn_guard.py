@@ -32,7 +32,7 @@ MAX_HEAD = 64 * 1024
 answers 400, rather than buffered further."""
 MAX_BUFFERED = 32 * 1024 * 1024
 """The largest body read in the main loop: the single-process server's cap (service.server)."""
-_RECV = 256 * 1024
+_RECV = 64 * 1024  # below malloc's mmap threshold: a larger buffer costs an mmap per recv
 _CHUNKED = -1
 _AT_HEAD = -2
 
