@@ -555,6 +555,8 @@ def main() -> None:
     parser.add_argument("--store", choices=["postgres", "tinydb", "both"], default="both")
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
+    # A timeout's SIGTERM must still stop the server, PostgreSQL and Redis and unmount the tmpfs.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     stores = ["postgres", "tinydb"] if args.store == "both" else [args.store]
     ok = all([run(store, args.minutes, args.clients) for store in stores])
     sys.exit(0 if ok else 1)

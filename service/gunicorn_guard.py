@@ -13,7 +13,8 @@ head does not arrive within the header timeout, or whose body arrives slower tha
 rate after the grace period (`service.slow_clients`, from the environment), is cut off. Handed
 over as they are (the application decides): a chunked body (read until its last chunk), a head
 with `Expect: 100-continue`, a declared body over MAX_BUFFERED (refused by the route's limit
-without being read), and a malformed head (gunicorn answers 400).
+without being read), one that would take the worker past BUDGET bytes held for requests being
+read, and a malformed head (gunicorn answers 400).
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ MAX_HEAD = 64 * 1024
 answers 400, rather than buffered further."""
 MAX_BUFFERED = 32 * 1024 * 1024
 """The largest body read in the main loop: the single-process server's cap (service.server)."""
+BUDGET = 96 * 1024 * 1024
+"""The most bytes a worker reserves for requests being read at once (declared lengths): past it,
+a request goes to a thread at its head, where the route refuses a body without a valid token
+(or over its limit) before reading it, so bodies sent fast without a token cannot make a worker
+hold gigabytes."""
 _RECV = 64 * 1024  # below malloc's mmap threshold: a larger buffer costs an mmap per recv
 _CHUNKED = -1
 _AT_HEAD = -2
@@ -40,10 +46,11 @@ _AT_HEAD = -2
 class _Reading:
     """A request being read by the main loop."""
 
-    __slots__ = ("buf", "conn", "head_end", "needed", "since", "started")
+    __slots__ = ("buf", "conn", "head_end", "needed", "room", "since", "started")
 
-    def __init__(self, conn: Any, since: float) -> None:
+    def __init__(self, conn: Any, since: float, room: Any) -> None:
         self.conn = conn
+        self.room = room  # () -> bytes the worker may still reserve
         self.buf = bytearray()
         self.since = since  # when the connection became ours to read (accept, keep-alive)
         self.started: float | None = None  # the request's first byte
@@ -61,6 +68,8 @@ class _Reading:
                 return len(self.buf) > MAX_HEAD
             self.head_end = end + 4
             self.needed = _needed(bytes(self.buf[:end]), self.head_end)
+            if self.needed > self.room():
+                self.needed = _AT_HEAD
         if self.needed == _AT_HEAD:
             return True
         if self.needed == _CHUNKED:
@@ -115,7 +124,7 @@ class GuardedThreadWorker(DrainingThreadWorker):
             super().enqueue_req(conn)
             return
         conn.sock.setblocking(False)
-        reading = _Reading(conn, time.monotonic())
+        reading = _Reading(conn, time.monotonic(), self._room)
         if conn.parser is not None:  # bytes read ahead (a pipelined request) come first
             left = conn.parser.unreader.take_buffered()
             if left and reading.take(left, time.monotonic()):
@@ -125,6 +134,10 @@ class GuardedThreadWorker(DrainingThreadWorker):
             return  # dispatched or dropped
         self.reading[conn] = reading
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._readable, reading))
+
+    def _room(self) -> int:
+        reserved = sum(max(r.needed or 0, len(r.buf)) for r in self.reading.values())
+        return BUDGET - reserved
 
     def _readable(self, reading: _Reading, sock: Any) -> None:
         self._receive(reading)
