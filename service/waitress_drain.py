@@ -10,8 +10,9 @@ drains:
    closed, so later connections are refused before anything is sent (a client or balancer can
    retry elsewhere) rather than reset after sending;
 2. every answer from then on says `Connection: close`; a keep-alive connection with nothing in
-   flight is closed at once (unless its next request is already waiting on the socket), and one
-   that has not sent a byte yet gets FRESH_WAIT to start its request;
+   flight is closed once KEEPALIVE_LINGER has passed since its last answer (unless its next
+   request is already waiting on the socket: that is answered), and one that has not sent a byte
+   yet gets FRESH_WAIT to start its request;
 3. the loop runs on (reading, the deadline sweep of `waitress_guard`, writing answers) until no
    request is in flight, or the grace period (`--graceful-timeout`, 30 s) is over;
 4. then the worker threads are stopped and every socket closed. The caller closes (and compacts)
@@ -43,6 +44,10 @@ FRESH_WAIT = 1.0
 """How long a connection that has sent nothing yet may take to start its request once draining
 (accepted just before the stop, or from the backlog): long enough for a client that connected
 to send, short enough that a browser's idle pre-connection does not hold a stop."""
+KEEPALIVE_LINGER = 1.0
+"""How long after its last answer an idle keep-alive connection stays open once draining: a busy
+client's next request, sent as the drain starts, is then answered (with `Connection: close`)
+instead of meeting a closed connection it cannot tell from a failure."""
 _DRAIN_POLL = 0.05
 _THREADS_JOIN = 2.0
 _FORCED_EXIT = 1
@@ -163,7 +168,9 @@ def _settle(channel: HTTPChannel, fresh_may_wait: bool) -> bool:
         return False  # its next request is on the socket: read and answer it
     if fresh_may_wait and not getattr(channel, "has_received", True):
         return False
-    channel.will_close = True
+    if time.time() - channel.last_activity < KEEPALIVE_LINGER:
+        return False
+    channel.handle_close()  # at once: the less time between the look and the close, the better
     return True
 
 
