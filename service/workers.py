@@ -62,7 +62,9 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
     connection (its retry after `Retry-After`) failed with "server disconnected". This worker
     answers `Connection: close` whenever more than that is left unread (`_closing_unread`).
 
-    Operators running gunicorn themselves: `-k service.workers.DrainingThreadWorker`.
+    `serve --workers` runs its subclass `service.gunicorn_guard.GuardedThreadWorker`, which also
+    reads whole requests before a thread takes them (slow clients); operators running gunicorn
+    themselves: `-k service.gunicorn_guard.GuardedThreadWorker`.
     """
 
     def load_wsgi(self) -> None:
