@@ -84,7 +84,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--max-requests", type=int, default=20_000, help="recycle a worker after N requests"
     )
-    serve.add_argument("--graceful-timeout", type=int, default=30)
+    serve.add_argument(
+        "--graceful-timeout",
+        type=int,
+        default=30,
+        help="seconds a stop (SIGTERM) waits for the requests in flight",
+    )
     serve.add_argument("--demo", action="store_true")
     return parser
 
@@ -122,10 +127,6 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
         store.close()
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def _serve(args: argparse.Namespace) -> int:
     if args.workers > 1:  # before anything imports prometheus-client (multiprocess mode)
         try:
@@ -148,6 +149,7 @@ def _serve(args: argparse.Namespace) -> int:
         "database_url": args.database_url,
         "threads": args.threads,
         "in_thread": False,
+        "graceful_timeout": float(args.graceful_timeout),
     }
     if args.tls_cert or args.tls_key:
         from service.tls import TlsError, server_context
@@ -171,19 +173,18 @@ def _serve(args: argparse.Namespace) -> int:
     warning = loopback_warning(running.config.scan_base, "badges and pairing links")
     if warning:  # before "listening on": whoever waits for that line has the warning too
         print(warning, file=sys.stderr, flush=True)
-    # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
-    # its journal compacted instead of being left for the next start to replay. SIGINT is set
-    # too: a process started in the background inherits SIGINT ignored, and Python then never
-    # raises KeyboardInterrupt for it. Both before `listening on`: a caller may stop the server
-    # the moment it reads that line, and a signal that landed before these handlers would skip
-    # the cleanup below (a demo's temporary folder left behind).
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
+    # SIGTERM (systemd, docker stop) drains like Ctrl+C: no new connections, the requests in
+    # flight answered (within --graceful-timeout), then the store closed and its journal
+    # compacted; a second signal stops at once. SIGINT is set too: a process started in the
+    # background inherits SIGINT ignored, and Python then never raises KeyboardInterrupt for it.
+    # Both before `listening on`: a caller may stop the server the moment it reads that line,
+    # and a signal that landed before these handlers would skip the cleanup below (a demo's
+    # temporary folder left behind).
+    signal.signal(signal.SIGTERM, running.control.on_signal)
+    signal.signal(signal.SIGINT, running.control.on_signal)
     try:
         print(f"listening on {running.url}", flush=True)
-        running.server.run()
-    except KeyboardInterrupt:
-        pass
+        running.serve()
     finally:
         running.close()  # a demo's temporary directory goes with it
     return 0
