@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard
 from app.verify_flow import Outcome
 
+SCANNED_HINT = "Another code was scanned: press Next to check it"
+
 
 class ResultPage(QScrollArea):
     """The :class:`ResultCard` in a scroll area that never scrolls sideways.
@@ -60,9 +62,10 @@ class ResultPage(QScrollArea):
         retry, next_button = self.card.banner.retry_button, self.card.banner.next_button
         (retry if retry.isVisibleTo(self.card) else next_button).setFocus()
 
-    def note_another_code(self) -> None:
-        """Say on the card that the camera sees another code (which will not be checked)."""
-        self.card.set_hint(ANOTHER_CODE_HINT)
+    def note_another_code(self, hint: str = ANOTHER_CODE_HINT) -> None:
+        """Say on the card that another code is waiting (the camera sees one, or one was
+        scanned) and that Next is the way to it."""
+        self.card.set_hint(hint)
 
     def clear(self) -> None:
         self._countdown.stop()

@@ -2,11 +2,13 @@
 
 Four inputs feed one pipeline (:func:`app.verify_flow.verify_reading`, shared with the CLI):
 the camera (through :class:`~app.ui.camera_worker.CameraScanner`, in its own thread), image
-files, PDFs (open dialog or drag and drop) and pasted or typed barcode text (a USB barcode
-scanner "types" the code and presses Enter into the focused field, so that path doubles as
-scanner support). This module decides what each input leads to and wires the screen's parts
-together: :mod:`~app.ui.verify_pipeline` runs one verification at a time off the GUI thread and
-drops answers that arrive after the operator moved on (Next, Esc, a newer scan);
+files, PDFs (open dialog or drag and drop) and pasted or typed barcode text. A USB barcode
+scanner "types" the code and presses Enter wherever the focus is: into the code field that is
+the typed-text path, anywhere else :class:`~app.ui.wedge_scanner.WedgeScanner` tells the fast
+burst from typing and hands it to :meth:`VerifyScreen.scanned` (held like a camera read while a
+result shows; Next checks it). This module decides what each input leads to and wires the
+screen's parts together: :mod:`~app.ui.verify_pipeline` runs one verification at a time off
+the GUI thread and drops answers that arrive after the operator moved on (Next, Esc, a newer scan);
 :mod:`~app.ui.verify_result` shows the card and holds it; :mod:`~app.ui.verify_camera` runs the
 camera and its preview; :mod:`~app.ui.verify_health` keeps the service line current;
 :mod:`~app.ui.scan_page` holds the waiting state's widgets.
@@ -69,7 +71,8 @@ from app.ui.verify_camera import CameraFeed
 from app.ui.verify_health import ServiceHealth
 from app.ui.verify_inputs import local_files, sample_reading
 from app.ui.verify_pipeline import Reader, VerifyPipeline
-from app.ui.verify_result import ResultPage
+from app.ui.verify_result import SCANNED_HINT, ResultPage
+from app.ui.wedge_scanner import WedgeScanner
 from app.verify_flow import Outcome, is_payslip_code
 
 log = logging.getLogger("app.verify")
@@ -120,6 +123,7 @@ class VerifyScreen(QWidget):
         self.setStyleSheet(screen_stylesheet(kiosk))
         self.setAcceptDrops(True)
         self._another_in_view = False
+        self._held_scan: str | None = None
         self._pin_guard = PinGuard(context.settings)
         self.sound = VerdictSound(lambda: bool(context.settings.verdict_sound))
         self.health = ServiceHealth(context, tasks, self)
@@ -156,6 +160,8 @@ class VerifyScreen(QWidget):
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.clear_result)
+        self.wedge = WedgeScanner(self)
+        self.wedge.scanned.connect(self.scanned)
         self._set_tab_order()
 
     # -- layout -------------------------------------------------------------------------------
@@ -206,7 +212,7 @@ class VerifyScreen(QWidget):
         page = ResultPage(self.kiosk)
         page.expired.connect(self.clear_result)
         self.card = page.card
-        self.card.next_requested.connect(self.clear_result)
+        self.card.next_requested.connect(self.next_code)
         self.card.retry_requested.connect(self.retry)
         self.card.shown.connect(self.result_shown)
         return page
@@ -227,11 +233,14 @@ class VerifyScreen(QWidget):
         if not text:
             self.code_field.setFocus()
             return
+        self._check_text(text, "text")
+
+    def _check_text(self, text: str, source: str) -> None:
         if not is_payslip_code(text):
-            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "text")
+            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), source)
             self.code_field.selectAll()
             return
-        self._verify(lambda: InputReading(kind="text", payloads=[text]), "text")
+        self._verify(lambda: InputReading(kind="text", payloads=[text]), source)
 
     def open_path(self, path: str | Path) -> None:
         """Verify a PDF or image file (open dialogs and drops end here)."""
@@ -268,6 +277,28 @@ class VerifyScreen(QWidget):
         event.acceptProposedAction()
         self.open_path(files[0])
 
+    # -- USB scanner (keyboard wedge, :mod:`app.ui.wedge_scanner`) -------------------------------
+
+    def scanned(self, text: str) -> None:
+        """A scan typed by a USB scanner while the focus was not on the code field.
+
+        With no result on screen it is checked at once. With a result on screen (or a check
+        under way) the hold rule applies as for the camera: the result stays, the card says a
+        code was scanned, and Next checks that code (Esc or the timeout drop it)."""
+        if not self.showing_result:
+            self._check_text(text, "scanner")
+            return
+        log.info("scanned code held: a result is on screen")
+        self._held_scan = text
+        self.result_page.note_another_code(SCANNED_HINT)
+
+    def next_code(self) -> None:
+        """Next: clear the result, then check the code scanned meanwhile, if any."""
+        held = self._held_scan
+        self.clear_result()
+        if held is not None:
+            self._check_text(held, "scanner")
+
     def _on_camera_code(self, text: str) -> None:
         """A debounced camera read. Ignored while a result is shown or being checked: the
         verdict holds until Next, and the camera cannot restart a wait."""
@@ -286,6 +317,7 @@ class VerifyScreen(QWidget):
     def _verify(self, reader: Reader, source: str) -> None:
         """Show the pending card, and hand the input to the pipeline."""
         self._another_in_view = False
+        self._held_scan = None
         self.notice.hide()
         self.result_page.show_pending()
         self.pages.setCurrentWidget(self.result_page)
@@ -316,6 +348,8 @@ class VerifyScreen(QWidget):
         self.pages.setCurrentWidget(self.result_page)
         seconds = max(1, int(self.context.settings.idle_timeout))
         self.result_page.show_outcome(outcome, seconds, another_in_view=self._another_in_view)
+        if self._held_scan is not None:
+            self.result_page.note_another_code(SCANNED_HINT)
         if outcome.verdict is not None:
             self.sound.play(outcome.verdict)
         self.result_page.start_countdown()
@@ -328,6 +362,7 @@ class VerifyScreen(QWidget):
         """Forget the result (or cancel the pending one) and go back to scanning."""
         self.pipeline.cancel(forget=True)
         self._another_in_view = False
+        self._held_scan = None
         self.notice.hide()
         self.result_page.clear()
         # setText, not clear(): clear() is undoable, and Ctrl+Z would bring the last code back.
