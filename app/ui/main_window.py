@@ -4,7 +4,9 @@ In kiosk mode only the verify screen exists, full screen, and the window is lock
 (Alt+F4, the window's close, Ctrl+Q) or leaving full screen needs the operator PIN, and so do the
 settings. A kiosk without a PIN is never built by the app (:func:`app.ui.pin_dialog.
 ensure_kiosk_pin` runs first); if one is built anyway, it cannot be closed without a PIN either.
-The kiosk shows no service address (nothing for the public to copy) and keeps the demo banner,
+Minimised, hidden or covered by another program, a locked kiosk restores itself full screen
+at once (:class:`~app.ui.kiosk_guard.KioskKeeper`). The kiosk shows no service address (nothing
+for the public to copy) and keeps the demo banner,
 so invented payslips never look real.
 """
 
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.context import AppContext
 from app.ui.admin_screen import AdminScreen
 from app.ui.issue_screen import IssueScreen
+from app.ui.kiosk_guard import KioskKeeper
 from app.ui.pin_dialog import PinGuard, ask_pin
 from app.ui.service_panel import ServicePanel
 from app.ui.style import ACCENT, BACKDROP, screen_stylesheet
@@ -108,6 +111,8 @@ class MainWindow(QMainWindow):
             self.setWindowState(Qt.WindowState.WindowFullScreen)
         else:
             self.statusBar().showMessage(f"Service: {context.service_url or 'not configured'}")
+        self.keeper = KioskKeeper(self, lambda: self.locked)
+        """Minimised, hidden or covered, a locked kiosk comes back at once (issue 27)."""
         ctrl_q = QShortcut(QKeySequence("Ctrl+Q"), self)
         ctrl_q.activated.connect(self.close)
 
@@ -120,6 +125,7 @@ class MainWindow(QMainWindow):
             event.type() == QEvent.Type.WindowStateChange
             and self.locked
             and not self.isFullScreen()
+            and not self.isMinimized()  # the keeper restores a minimised kiosk, no PIN asked
         ):
             QTimer.singleShot(0, self._leaving_full_screen)
 
