@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.context import AppContext
 from app.ui.admin_screen import AdminScreen
+from app.ui.fit_screen import DEFAULT_SIZE, fit_to_screen
 from app.ui.issue_screen import IssueScreen
 from app.ui.kiosk_guard import KioskKeeper
 from app.ui.pin_dialog import PinGuard, ask_pin
@@ -54,7 +55,7 @@ class MainWindow(QMainWindow):
         self.kiosk = kiosk
         self.tasks = TaskRunner(self)
         self.setWindowTitle("Payslip Verify")
-        self.resize(1180, 800)
+        fit_to_screen(self, DEFAULT_SIZE)
 
         central = QWidget()
         outer = QVBoxLayout(central)
@@ -93,9 +94,10 @@ class MainWindow(QMainWindow):
                 ("Service", self.service_panel),
             ):
                 self.nav.addItem(title)
-                # The Issue form needs ~960 px; in a scroll area it scrolls sideways on a small
-                # screen instead of making the whole window wider than a 1024 px display.
-                self.stack.addWidget(_scrollable(screen) if screen is self.issue_screen else screen)
+                # Each screen scrolls as one (its only vertical scroll bar), so the window fits a
+                # 1024x600 or 150 % screen; the Issue form (~960 px) also scrolls sideways
+                # instead of making the whole window wider than a 1024 px display.
+                self.stack.addWidget(_scrollable(screen))
             self.nav.setFixedWidth(160)
             self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
             self.nav.setCurrentRow(0)
@@ -160,7 +162,7 @@ class MainWindow(QMainWindow):
         return side
 
     def current_screen(self) -> QWidget | None:
-        """The screen on show (the Issue screen sits inside a scroll area)."""
+        """The screen on show (the staff screens sit inside scroll areas)."""
         shown = self.stack.currentWidget()
         inner = shown.widget() if isinstance(shown, QScrollArea) else None
         return inner if inner is not None else shown

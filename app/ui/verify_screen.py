@@ -52,6 +52,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -174,6 +175,8 @@ class VerifyScreen(QWidget):
         self.subtitle = plain_label(
             inputs_sentence(self.kiosk, camera), "screenSubtitle", wrap=True
         )
+        # Wraps to whatever width is left: its one-line width must not widen the window.
+        self.subtitle.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         words.addWidget(self.subtitle)
         header.addLayout(words, 1)
         self.service_status = self.health.label

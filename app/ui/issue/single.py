@@ -21,11 +21,9 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
     QButtonGroup,
-    QFrame,
     QHBoxLayout,
     QPushButton,
     QRadioButton,
-    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -93,16 +91,14 @@ class SinglePayslipTab(QWidget):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # No scroll area of its own: the whole Issue screen scrolls as one (the main window's),
+        # so there is one vertical scroll bar, not one inside another. The body asks for its
+        # full height, which makes that outer area scroll rather than squeeze the rows.
         body = ScrollBody()
         self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight, body)
         self.columns.setContentsMargins(12, 12, 12, 12)
         self.columns.setSpacing(14)
-        scroll.setWidget(body)
-        outer.addWidget(scroll)
+        outer.addWidget(body)
 
         left = QVBoxLayout()
         self.payslip_box, payslip = section("Payslip")
