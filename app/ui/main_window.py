@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.context import AppContext
+from app.ui import accessible_names
 from app.ui.admin_screen import AdminScreen
 from app.ui.fit_screen import DEFAULT_SIZE, fit_to_screen
 from app.ui.issue_screen import IssueScreen
@@ -54,6 +55,7 @@ class MainWindow(QMainWindow):
         self.context = context
         self.kiosk = kiosk
         self.tasks = TaskRunner(self)
+        accessible_names.install()  # idempotent; run_gui does it first (the welcome)
         self.setWindowTitle("Payslip Verify")
         fit_to_screen(self, DEFAULT_SIZE)
 
@@ -83,6 +85,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.verify_screen)
         self.nav = QListWidget()
         self.nav.setObjectName("nav")
+        self.nav.setAccessibleName("Screens")
         self.nav.addItem("Verify")
         if not kiosk:
             self.issue_screen = IssueScreen(context, self.tasks)

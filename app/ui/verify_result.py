@@ -45,12 +45,14 @@ class ResultPage(QScrollArea):
         self._countdown.stop()
         self.card.show_pending(slow=slow)
         self.card.banner.next_button.setText("Cancel  (Esc)")
+        self.card.banner.next_button.setAccessibleName("Cancel the check")
 
     def show_outcome(self, outcome: Outcome, seconds: int, *, another_in_view: bool) -> None:
         """Show a result for ``seconds``; ``another_in_view``: the camera saw a code meanwhile."""
         self._remaining = seconds
         self.card.set_countdown(self._remaining)
         self.card.banner.next_button.setText("Next  (Esc)")
+        self.card.banner.next_button.setAccessibleName("Next payslip")
         self.fit()
         self.card.show_outcome(outcome)
         if another_in_view:

@@ -56,6 +56,7 @@ class BadgeResult(QObject):
         self.retired_reference = ""
         """The reference of the badge retired last (shown as "previous payslip")."""
         self.box, result = section("Result")
+        self.box.setAccessibleName("Issued badge")
         self.preview = QLabel("The badge appears here once the payslip is registered.")
         self.preview.setObjectName("badgePreview")
         self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
@@ -58,6 +58,27 @@ MIN_IDLE_SECONDS = 120
 __all__ = ["TWO_COLUMNS_FROM", "SinglePayslipTab", "stamped_pdf_name"]
 
 
+class _Columns(ScrollBody):
+    """The two columns' body. Its least width is one column's: below :data:`TWO_COLUMNS_FROM`
+    the columns stack, so the two-column width must not stop the window getting narrower."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        hint = super().minimumSizeHint()
+        layout = self.layout()
+        if layout is None:
+            return hint
+        margins = layout.contentsMargins()
+        widest = max(
+            (
+                item.minimumSize().width()
+                for i in range(layout.count())
+                if (item := layout.itemAt(i))
+            ),
+            default=0,
+        )
+        return QSize(min(hint.width(), widest + margins.left() + margins.right()), hint.height())
+
+
 class SinglePayslipTab(QWidget):
     """Signals: `issued(IssuedPayslip)`, `failed(str)` (the shown message), `saved(str)`,
     `cleared()` when the employee's details were wiped from the screen."""
@@ -94,7 +115,7 @@ class SinglePayslipTab(QWidget):
         # No scroll area of its own: the whole Issue screen scrolls as one (the main window's),
         # so there is one vertical scroll bar, not one inside another. The body asks for its
         # full height, which makes that outer area scroll rather than squeeze the rows.
-        body = ScrollBody()
+        body = _Columns()
         self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight, body)
         self.columns.setContentsMargins(12, 12, 12, 12)
         self.columns.setSpacing(14)
