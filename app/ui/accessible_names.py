@@ -3,7 +3,8 @@
 Most controls show their purpose in a label beside them, not on themselves, and Qt does not link
 the two unless told. Naming each of the app's hundred-odd controls by hand is easy to forget on
 the next screen, so this names them when they are shown (Qt's Show event: fully built by
-then; one application-wide event filter): a control without an accessible name gets one from, in order,
+then; one application-wide event filter): a control without an accessible name gets one
+from, in order,
 
 1. its own text (buttons, check boxes), without ``&`` mnemonics or a trailing ellipsis;
 2. its label in a form row (``QFormLayout.labelForField``), or the label just before it in its
