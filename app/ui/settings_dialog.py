@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QImage, QPixmap, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -39,7 +39,7 @@ from app.scan.cameras import NAME_PREFIX, camera_label, list_cameras
 from app.settings import SecretStore, Settings
 from app.ui.camera_worker import NO_CAMERA_MESSAGE, CameraScanner, SourceOpener, opencv_opener
 from app.ui.dialog_parts import dialog_buttons, error_line
-from app.ui.fit_screen import scrolling
+from app.ui.fit_screen import fit_to_screen, scrolling
 
 log = logging.getLogger("app.settings_dialog")
 
@@ -198,6 +198,10 @@ class SettingsDialog(QDialog):
         outer.addWidget(buttons)
         self.mode.currentIndexChanged.connect(self._mode_changed)
         self._mode_changed()
+        # As tall as the whole body where the screen has room (the hint stays small for small
+        # screens; the body scrolls there).
+        whole = body.sizeHint().height() + buttons.sizeHint().height() + 60
+        fit_to_screen(self, QSize(self.sizeHint().width(), whole))
 
     def _open_welcome(self) -> None:
         """Close the settings and show the first-run welcome again over the main window."""

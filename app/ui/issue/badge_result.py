@@ -143,6 +143,12 @@ class BadgeResult(QObject):
         )
         for button in (self.save_button, self.stamp_button, self.copy_button):
             button.setEnabled(False)
+        # The tab's status line still told the clerk to stamp that badge: not any more.
+        self.message.emit(
+            f"Payslip {result.service_reference} is registered. Its badge is put away because "
+            "the form changed; press “Register and make badge” for this one.",
+            False,
+        )
 
     def save_png(self, path: Path) -> None:
         """Write the last badge to `path` (temp file + rename), off the GUI thread."""
