@@ -57,7 +57,10 @@ class MainWindow(QMainWindow):
         self.tasks = TaskRunner(self)
         accessible_names.install()  # idempotent; run_gui does it first (the welcome)
         self.setWindowTitle("Payslip Verify")
-        fit_to_screen(self, DEFAULT_SIZE)
+        if kiosk:
+            self.resize(DEFAULT_SIZE)  # shown full screen; this is only its "normal" geometry
+        else:
+            fit_to_screen(self, DEFAULT_SIZE)
 
         central = QWidget()
         outer = QVBoxLayout(central)
