@@ -75,6 +75,18 @@ def one_check(screen: VerifyScreen, payload: str, shown: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def bare_verify_ms(context: object, payloads: list[str], count: int = 20) -> float:
+    """The baseline: the same verifications without the screen (the service's own trend)."""
+    from app.inputs.reading import InputReading
+    from app.verify_flow import verify_reading
+
+    started = time.perf_counter()
+    for index in range(count):
+        reading = InputReading(kind="text", payloads=[payloads[index % len(payloads)]])
+        verify_reading(context.verifier, reading)  # type: ignore[attr-defined]
+    return (time.perf_counter() - started) * 1000 / count
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=2000)
@@ -94,6 +106,7 @@ def main() -> int:
         shown: list[str] = []
         screen.result_shown.connect(shown.append)
         times: list[float] = []
+        bare_first = bare_verify_ms(context, payloads)
         widgets_first = widgets_base = rss_base = 0.0
         for index in range(args.checks):
             times.append(one_check(screen, payloads[index % len(payloads)], shown))
@@ -107,6 +120,7 @@ def main() -> int:
         QApplication.processEvents()
         widgets_end = len(app.allWidgets())
         rss_end = rss_mb()
+        bare_last = bare_verify_ms(context, payloads)
         first = sum(times[1 : args.window + 1]) / args.window  # the very first one warms up
         last = sum(times[-args.window :]) / args.window
         later = max(1, args.checks - args.window)
@@ -128,6 +142,10 @@ def main() -> int:
     print(
         f"time per check: checks 2-{args.window + 1} {first * 1000:.1f} ms, last {args.window} "
         f"{last * 1000:.1f} ms: ratio {last / first:.2f} (target <= {SPEED_TARGET:.2f})"
+    )
+    print(
+        f"baseline, the same verify call without the screen: {bare_first:.1f} ms before, "
+        f"{bare_last:.1f} ms after: ratio {bare_last / bare_first:.2f}"
     )
     ok = (
         widgets_end <= widgets_first and per_check <= RSS_TARGET_MB and last / first <= SPEED_TARGET
