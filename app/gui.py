@@ -52,6 +52,9 @@ def make_excepthook(
 def run_gui(kiosk: bool = False, demo: bool = False) -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("Payslip Verify")
+    from app.ui import accessible_names
+
+    accessible_names.install()  # every control named for screen readers as it is shown
     settings = Settings.load()
     secrets = SecretStore()
     start_screen = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -31,7 +31,20 @@ def plain_label(text: str, name: str = "", *, wrap: bool = False) -> QLabel:
     return label
 
 
+def discard(thing: QObject) -> None:
+    """Delete a widget (or layout) that is done with, now rather than "later".
+
+    ``deleteLater`` alone waits for the event loop to come back to the level it was called
+    from; a screen refilled from nested loops or ``processEvents`` (a kiosk checking all day,
+    the tests) would then keep every old result alive, and grow and slow with every check.
+    Processing that one deferred deletion at once is safe here: the caller is never a slot of
+    the widget being deleted."""
+    thing.deleteLater()
+    QCoreApplication.sendPostedEvents(thing, QEvent.Type.DeferredDelete)
+
+
 def clear_layout(layout: QLayout) -> None:
+    """Empty a layout, deleting its widgets and nested layouts (see :func:`discard`)."""
     while layout.count():
         item = layout.takeAt(0)
         if item is None:
@@ -40,9 +53,10 @@ def clear_layout(layout: QLayout) -> None:
         child = item.layout()
         if widget is not None:
             widget.hide()
-            widget.deleteLater()
+            discard(widget)
         elif child is not None:
             clear_layout(child)
+            discard(child)
 
 
 class Section(QFrame):

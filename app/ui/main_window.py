@@ -4,7 +4,9 @@ In kiosk mode only the verify screen exists, full screen, and the window is lock
 (Alt+F4, the window's close, Ctrl+Q) or leaving full screen needs the operator PIN, and so do the
 settings. A kiosk without a PIN is never built by the app (:func:`app.ui.pin_dialog.
 ensure_kiosk_pin` runs first); if one is built anyway, it cannot be closed without a PIN either.
-The kiosk shows no service address (nothing for the public to copy) and keeps the demo banner,
+Minimised, hidden or covered by another program, a locked kiosk restores itself full screen
+at once (:class:`~app.ui.kiosk_guard.KioskKeeper`). The kiosk shows no service address (nothing
+for the public to copy) and keeps the demo banner,
 so invented payslips never look real.
 """
 
@@ -26,8 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.context import AppContext
+from app.ui import accessible_names
 from app.ui.admin_screen import AdminScreen
+from app.ui.fit_screen import DEFAULT_SIZE, fit_to_screen
 from app.ui.issue_screen import IssueScreen
+from app.ui.kiosk_guard import KioskKeeper
 from app.ui.pin_dialog import PinGuard, ask_pin
 from app.ui.service_panel import ServicePanel
 from app.ui.style import ACCENT, BACKDROP, screen_stylesheet
@@ -50,8 +55,12 @@ class MainWindow(QMainWindow):
         self.context = context
         self.kiosk = kiosk
         self.tasks = TaskRunner(self)
+        accessible_names.install()  # idempotent; run_gui does it first (the welcome)
         self.setWindowTitle("Payslip Verify")
-        self.resize(1180, 800)
+        if kiosk:
+            self.resize(DEFAULT_SIZE)  # shown full screen; this is only its "normal" geometry
+        else:
+            fit_to_screen(self, DEFAULT_SIZE)
 
         central = QWidget()
         outer = QVBoxLayout(central)
@@ -79,6 +88,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.verify_screen)
         self.nav = QListWidget()
         self.nav.setObjectName("nav")
+        self.nav.setAccessibleName("Screens")
         self.nav.addItem("Verify")
         if not kiosk:
             self.issue_screen = IssueScreen(context, self.tasks)
@@ -90,9 +100,10 @@ class MainWindow(QMainWindow):
                 ("Service", self.service_panel),
             ):
                 self.nav.addItem(title)
-                # The Issue form needs ~960 px; in a scroll area it scrolls sideways on a small
-                # screen instead of making the whole window wider than a 1024 px display.
-                self.stack.addWidget(_scrollable(screen) if screen is self.issue_screen else screen)
+                # Each screen scrolls as one (its only vertical scroll bar), so the window fits a
+                # 1024x600 or 150 % screen; the Issue form (~960 px) also scrolls sideways
+                # instead of making the whole window wider than a 1024 px display.
+                self.stack.addWidget(_scrollable(screen))
             self.nav.setFixedWidth(160)
             self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
             self.nav.setCurrentRow(0)
@@ -108,6 +119,8 @@ class MainWindow(QMainWindow):
             self.setWindowState(Qt.WindowState.WindowFullScreen)
         else:
             self.statusBar().showMessage(f"Service: {context.service_url or 'not configured'}")
+        self.keeper = KioskKeeper(self, lambda: self.locked)
+        """Minimised, hidden or covered, a locked kiosk comes back at once (issue 27)."""
         ctrl_q = QShortcut(QKeySequence("Ctrl+Q"), self)
         ctrl_q.activated.connect(self.close)
 
@@ -120,6 +133,7 @@ class MainWindow(QMainWindow):
             event.type() == QEvent.Type.WindowStateChange
             and self.locked
             and not self.isFullScreen()
+            and not self.isMinimized()  # the keeper restores a minimised kiosk, no PIN asked
         ):
             QTimer.singleShot(0, self._leaving_full_screen)
 
@@ -154,7 +168,7 @@ class MainWindow(QMainWindow):
         return side
 
     def current_screen(self) -> QWidget | None:
-        """The screen on show (the Issue screen sits inside a scroll area)."""
+        """The screen on show (the staff screens sit inside scroll areas)."""
         shown = self.stack.currentWidget()
         inner = shown.widget() if isinstance(shown, QScrollArea) else None
         return inner if inner is not None else shown

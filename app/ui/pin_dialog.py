@@ -87,6 +87,13 @@ class PinDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.guard = guard
+        # No minimise or maximise button: a kiosk's PIN prompt must not be put away either.
+        self.setWindowFlags(
+            Qt.WindowType.Dialog
+            | Qt.WindowType.CustomizeWindowHint
+            | Qt.WindowType.WindowTitleHint
+            | Qt.WindowType.WindowCloseButtonHint
+        )
         layout = prompt_column(self, "Operator PIN", 360, prompt_text)
         self.field = QLineEdit()
         self.field.setEchoMode(QLineEdit.EchoMode.Password)

@@ -74,6 +74,7 @@ class ResultCard(QWidget):
     def __init__(self, kiosk: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("resultCard")
+        self.setAccessibleName("Verification result")
         self.kiosk = kiosk
         self._reveal = False
         self._employee: EmployeePii | None = None

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.card_parts import plain_label
+from app.ui.fit_screen import scrolling
 from service.demo import DemoSample
 
 CAMERA_HINT = "Hold the payslip's QR code inside the frame"
@@ -159,4 +160,4 @@ class ScanPage(QWidget):
                 stack.addWidget(button)
                 self.sample_buttons.append(button)
         stack.addStretch(1)
-        row.addWidget(inputs, 2)
+        row.addWidget(scrolling(inputs), 2)  # fits a 1024x600 or 150 % screen

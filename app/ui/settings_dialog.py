@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QImage, QPixmap, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -39,6 +39,7 @@ from app.scan.cameras import NAME_PREFIX, camera_label, list_cameras
 from app.settings import SecretStore, Settings
 from app.ui.camera_worker import NO_CAMERA_MESSAGE, CameraScanner, SourceOpener, opencv_opener
 from app.ui.dialog_parts import dialog_buttons, error_line
+from app.ui.fit_screen import fit_to_screen, scrolling
 
 log = logging.getLogger("app.settings_dialog")
 
@@ -93,6 +94,11 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self.setMinimumWidth(520)
         outer = QVBoxLayout(self)
+        # The groups scroll; the error line and Save/Cancel stay below, always on screen.
+        body = QWidget()
+        groups = QVBoxLayout(body)
+        groups.setContentsMargins(0, 0, 8, 0)
+        outer.addWidget(scrolling(body), 1)
 
         desk = QGroupBox("This desk")
         desk_form = QFormLayout(desk)
@@ -130,7 +136,7 @@ class SettingsDialog(QDialog):
         self.idle.setValue(min(MAX_IDLE, max(MIN_IDLE, int(settings.idle_timeout))))
         self.idle.setAccessibleName("Clear results after")
         desk_form.addRow("Clear results after", self.idle)
-        outer.addWidget(desk)
+        groups.addWidget(desk)
 
         service = QGroupBox("Verification service")
         form = QFormLayout(service)
@@ -163,7 +169,7 @@ class SettingsDialog(QDialog):
         note.setObjectName("hint")
         note.setStyleSheet("color:#5b6675;")
         form.addRow(note)
-        outer.addWidget(service)
+        groups.addWidget(service)
 
         kiosk = QGroupBox("Kiosk operator PIN")
         pin_form = QFormLayout(kiosk)
@@ -180,7 +186,7 @@ class SettingsDialog(QDialog):
         # A kiosk is never unlocked: from the kiosk the PIN can be changed, not removed.
         self.remove_pin.setVisible(bool(settings.kiosk_pin_hash) and allow_no_pin)
         pin_form.addRow(self.remove_pin)
-        outer.addWidget(kiosk)
+        groups.addWidget(kiosk)
 
         self.error = error_line("settingsError")
         outer.addWidget(self.error)
@@ -192,6 +198,10 @@ class SettingsDialog(QDialog):
         outer.addWidget(buttons)
         self.mode.currentIndexChanged.connect(self._mode_changed)
         self._mode_changed()
+        # As tall as the whole body where the screen has room (the hint stays small for small
+        # screens; the body scrolls there).
+        whole = body.sizeHint().height() + buttons.sizeHint().height() + 60
+        fit_to_screen(self, QSize(self.sizeHint().width(), whole))
 
     def _open_welcome(self) -> None:
         """Close the settings and show the first-run welcome again over the main window."""

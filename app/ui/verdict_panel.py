@@ -71,6 +71,7 @@ class Banner(QFrame):
     def __init__(self, kiosk: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("banner")
+        self.setAccessibleName("Verdict")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self._kiosk = kiosk
         self._tone: Tone = "pending"

@@ -189,7 +189,9 @@ class RecordDesk(QObject):
         self._from_camera = None
 
     def _look(self) -> None:
-        typed = self.screen.code_field.text().strip()
+        refused = self.screen.refused_text
+        self.screen.refused_text = None
+        typed = (refused or self.screen.code_field.text()).strip()
         found = (
             self._from_pipeline
             or self._from_camera

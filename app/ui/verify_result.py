@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard
 from app.verify_flow import Outcome
 
+SCANNED_HINT = "Another code was scanned: press Next to check it"
+
 
 class ResultPage(QScrollArea):
     """The :class:`ResultCard` in a scroll area that never scrolls sideways.
@@ -43,12 +45,14 @@ class ResultPage(QScrollArea):
         self._countdown.stop()
         self.card.show_pending(slow=slow)
         self.card.banner.next_button.setText("Cancel  (Esc)")
+        self.card.banner.next_button.setAccessibleName("Cancel the check")
 
     def show_outcome(self, outcome: Outcome, seconds: int, *, another_in_view: bool) -> None:
         """Show a result for ``seconds``; ``another_in_view``: the camera saw a code meanwhile."""
         self._remaining = seconds
         self.card.set_countdown(self._remaining)
         self.card.banner.next_button.setText("Next  (Esc)")
+        self.card.banner.next_button.setAccessibleName("Next payslip")
         self.fit()
         self.card.show_outcome(outcome)
         if another_in_view:
@@ -60,9 +64,10 @@ class ResultPage(QScrollArea):
         retry, next_button = self.card.banner.retry_button, self.card.banner.next_button
         (retry if retry.isVisibleTo(self.card) else next_button).setFocus()
 
-    def note_another_code(self) -> None:
-        """Say on the card that the camera sees another code (which will not be checked)."""
-        self.card.set_hint(ANOTHER_CODE_HINT)
+    def note_another_code(self, hint: str = ANOTHER_CODE_HINT) -> None:
+        """Say on the card that another code is waiting (the camera sees one, or one was
+        scanned) and that Next is the way to it."""
+        self.card.set_hint(hint)
 
     def clear(self) -> None:
         self._countdown.stop()

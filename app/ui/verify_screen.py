@@ -2,11 +2,13 @@
 
 Four inputs feed one pipeline (:func:`app.verify_flow.verify_reading`, shared with the CLI):
 the camera (through :class:`~app.ui.camera_worker.CameraScanner`, in its own thread), image
-files, PDFs (open dialog or drag and drop) and pasted or typed barcode text (a USB barcode
-scanner "types" the code and presses Enter into the focused field, so that path doubles as
-scanner support). This module decides what each input leads to and wires the screen's parts
-together: :mod:`~app.ui.verify_pipeline` runs one verification at a time off the GUI thread and
-drops answers that arrive after the operator moved on (Next, Esc, a newer scan);
+files, PDFs (open dialog or drag and drop) and pasted or typed barcode text. A USB barcode
+scanner "types" the code and presses Enter wherever the focus is: into the code field that is
+the typed-text path, anywhere else :class:`~app.ui.wedge_scanner.WedgeScanner` tells the fast
+burst from typing and hands it to :meth:`VerifyScreen.scanned` (held like a camera read while a
+result shows; Next checks it). This module decides what each input leads to and wires the
+screen's parts together: :mod:`~app.ui.verify_pipeline` runs one verification at a time off
+the GUI thread and drops answers that arrive after the operator moved on (Next, Esc, a newer scan);
 :mod:`~app.ui.verify_result` shows the card and holds it; :mod:`~app.ui.verify_camera` runs the
 camera and its preview; :mod:`~app.ui.verify_health` keeps the service line current;
 :mod:`~app.ui.scan_page` holds the waiting state's widgets.
@@ -50,6 +52,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -71,7 +74,8 @@ from app.ui.verify_health import ServiceHealth
 from app.ui.verify_inputs import local_files, sample_reading
 from app.ui.verify_pipeline import Reader, VerifyPipeline
 from app.ui.verify_record import attach_records
-from app.ui.verify_result import ResultPage
+from app.ui.verify_result import SCANNED_HINT, ResultPage
+from app.ui.wedge_scanner import WedgeScanner
 from app.verify_flow import Outcome, is_payslip_code
 
 log = logging.getLogger("app.verify")
@@ -122,6 +126,8 @@ class VerifyScreen(QWidget):
         self.setStyleSheet(screen_stylesheet(kiosk))
         self.setAcceptDrops(True)
         self._another_in_view = False
+        self._held_scan: str | None = None
+        self.refused_text: str | None = None  # the last text that was not a payslip code
         self._pin_guard = PinGuard(context.settings)
         self.sound = VerdictSound(lambda: bool(context.settings.verdict_sound))
         self.health = ServiceHealth(context, tasks, self)
@@ -166,6 +172,8 @@ class VerifyScreen(QWidget):
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.clear_result)
+        self.wedge = WedgeScanner(self)
+        self.wedge.scanned.connect(self.scanned)
         self._set_tab_order()
         self.records = attach_records(self)  # save a verification record; recognise one
 
@@ -179,6 +187,8 @@ class VerifyScreen(QWidget):
         self.subtitle = plain_label(
             inputs_sentence(self.kiosk, camera), "screenSubtitle", wrap=True
         )
+        # Wraps to whatever width is left: its one-line width must not widen the window.
+        self.subtitle.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         words.addWidget(self.subtitle)
         header.addLayout(words, 1)
         self.service_status = self.health.label
@@ -217,7 +227,7 @@ class VerifyScreen(QWidget):
         page = ResultPage(self.kiosk)
         page.expired.connect(self.clear_result)
         self.card = page.card
-        self.card.next_requested.connect(self.clear_result)
+        self.card.next_requested.connect(self.next_code)
         self.card.retry_requested.connect(self.retry)
         self.card.shown.connect(self.result_shown)
         return page
@@ -238,11 +248,17 @@ class VerifyScreen(QWidget):
         if not text:
             self.code_field.setFocus()
             return
+        self._check_text(text, "text")
+
+    def _check_text(self, text: str, source: str) -> None:
         if not is_payslip_code(text):
-            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "text")
+            # Kept for a moment: a verification record's receipt is recognised in it
+            # (app.ui.verify_record), whether typed, pasted or scanned.
+            self.refused_text = text
+            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), source)
             self.code_field.selectAll()
             return
-        self._verify(lambda: InputReading(kind="text", payloads=[text]), "text")
+        self._verify(lambda: InputReading(kind="text", payloads=[text]), source)
 
     def open_path(self, path: str | Path) -> None:
         """Verify a PDF or image file (open dialogs and drops end here)."""
@@ -279,6 +295,32 @@ class VerifyScreen(QWidget):
         event.acceptProposedAction()
         self.open_path(files[0])
 
+    # -- USB scanner (keyboard wedge, :mod:`app.ui.wedge_scanner`) -------------------------------
+
+    def scanned(self, text: str) -> None:
+        """A scan typed by a USB scanner while the focus was not on the code field.
+
+        With no result on screen it is checked at once. With a result on screen (or a check
+        under way) the hold rule applies as for the camera: the result stays, the card says a
+        code was scanned, and Next checks that code (Esc or the timeout drop it). While an
+        applicant's set is open, the scan is one more of its payslips."""
+        if self.applicant is not None and self.pages.currentWidget() is self.applicant:
+            self.applicant.add_code(text)
+            return
+        if not self.showing_result:
+            self._check_text(text, "scanner")
+            return
+        log.info("scanned code held: a result is on screen")
+        self._held_scan = text
+        self.result_page.note_another_code(SCANNED_HINT)
+
+    def next_code(self) -> None:
+        """Next: clear the result, then check the code scanned meanwhile, if any."""
+        held = self._held_scan
+        self.clear_result()
+        if held is not None:
+            self._check_text(held, "scanner")
+
     def _on_camera_code(self, text: str) -> None:
         """A debounced camera read. Ignored while a result is shown or being checked: the
         verdict holds until Next, and the camera cannot restart a wait."""
@@ -300,6 +342,7 @@ class VerifyScreen(QWidget):
     def _verify(self, reader: Reader, source: str) -> None:
         """Show the pending card, and hand the input to the pipeline."""
         self._another_in_view = False
+        self._held_scan = None
         self.notice.hide()
         self.result_page.show_pending()
         self.pages.setCurrentWidget(self.result_page)
@@ -330,6 +373,8 @@ class VerifyScreen(QWidget):
         self.pages.setCurrentWidget(self.result_page)
         seconds = max(1, int(self.context.settings.idle_timeout))
         self.result_page.show_outcome(outcome, seconds, another_in_view=self._another_in_view)
+        if self._held_scan is not None:
+            self.result_page.note_another_code(SCANNED_HINT)
         if outcome.verdict is not None:
             self.sound.play(outcome.verdict)
         self.result_page.start_countdown()
@@ -342,6 +387,7 @@ class VerifyScreen(QWidget):
         """Forget the result (or cancel the pending one) and go back to scanning."""
         self.pipeline.cancel(forget=True)
         self._another_in_view = False
+        self._held_scan = None
         self.notice.hide()
         self.result_page.clear()
         # setText, not clear(): clear() is undoable, and Ctrl+Z would bring the last code back.

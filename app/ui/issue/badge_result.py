@@ -26,6 +26,7 @@ from app.ui.staff_style import label, section
 from app.ui.tasks import TaskRunner
 
 STAMP_SUFFIX = "-badge"
+_EMPTY_PREVIEW = "border:1px dashed #aab4c0;border-radius:8px;color:#5b6675;"
 
 
 def stamped_pdf_name(source: Path) -> Path:
@@ -51,12 +52,16 @@ class BadgeResult(QObject):
         self.tasks = tasks
         self.dialog_parent = parent
         self.last: IssuedPayslip | None = None
+        """The badge on show, while it still belongs to the payslip in the form."""
+        self.retired_reference = ""
+        """The reference of the badge retired last (shown as "previous payslip")."""
         self.box, result = section("Result")
+        self.box.setAccessibleName("Issued badge")
         self.preview = QLabel("The badge appears here once the payslip is registered.")
         self.preview.setObjectName("badgePreview")
         self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.preview.setMinimumSize(220, 220)
-        self.preview.setStyleSheet("border:1px dashed #aab4c0;border-radius:8px;color:#5b6675;")
+        self.preview.setStyleSheet(_EMPTY_PREVIEW)
         self.preview.setWordWrap(True)
         result.addWidget(self.preview)
         self.reference_label = label("", "referenceLabel")
@@ -100,6 +105,7 @@ class BadgeResult(QObject):
     def show_badge(self, result: IssuedPayslip) -> None:
         """Show a registered payslip's badge and reference, and offer its outputs."""
         self.last = result
+        self.retired_reference = ""
         pixmap = QPixmap()
         pixmap.loadFromData(result.badge_png, "PNG")
         self.preview.setStyleSheet("border:1px solid #d5dbe3;border-radius:8px;background:white;")
@@ -117,6 +123,32 @@ class BadgeResult(QObject):
         )
         for button in (self.save_button, self.stamp_button, self.copy_button):
             button.setEnabled(True)
+
+    def retire(self) -> None:
+        """The form, the country or the issuer changed: the badge on show belongs to the
+        previous payslip. It is dimmed and marked so, and nothing can be stamped, saved or
+        copied from it any more (a clerk working through a queue must never put employee A's
+        badge on employee B's PDF)."""
+        result = self.last
+        if result is None:
+            return
+        self.last = None
+        self.retired_reference = result.service_reference
+        self.preview.clear()
+        self.preview.setStyleSheet(_EMPTY_PREVIEW)
+        self.preview.setText("The badge for this payslip appears here once it is registered.")
+        self.reference_label.setText(
+            f"Previous payslip, ref {result.service_reference}: already registered. "
+            "Stamping is off because the form has changed since."
+        )
+        for button in (self.save_button, self.stamp_button, self.copy_button):
+            button.setEnabled(False)
+        # The tab's status line still told the clerk to stamp that badge: not any more.
+        self.message.emit(
+            f"Payslip {result.service_reference} is registered. Its badge is put away because "
+            "the form changed; press “Register and make badge” for this one.",
+            False,
+        )
 
     def save_png(self, path: Path) -> None:
         """Write the last badge to `path` (temp file + rename), off the GUI thread."""

@@ -16,6 +16,7 @@ from app.issuer.pii import (
     build_pii_text,
     nz_address,
 )
+from app.ui.card_parts import discard
 from app.ui.issue.field_editor import ERROR_STYLE
 from app.ui.staff_style import panel
 
@@ -100,7 +101,7 @@ class PiiForm(QFrame):
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.setParent(None)
-                widget.deleteLater()
+                discard(widget)
         self.edits = {}
         self.format = prefix
         self.setToolTip(

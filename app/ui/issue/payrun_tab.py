@@ -160,6 +160,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.results_filter.setSourceModel(self.results_model)
         self.results_view = QTableView()
         self.results_view.setObjectName("runResults")
+        self.results_view.setAccessibleName("Pay run results")
         self.results_view.setModel(self.results_filter)
         self.results_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -29,6 +29,7 @@ class IssueScreen(QWidget):
         self.single = SinglePayslipTab(context, tasks, self.issuer_panel)
         self.payrun = PayRunTab(context, tasks, self.issuer_panel)
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Issue one payslip or a pay run")
         self.tabs.addTab(self.single, "One payslip")
         self.tabs.addTab(self.payrun, "Pay run from a file")
         outer.addWidget(self.tabs, 1)

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
     QButtonGroup,
-    QFrame,
     QHBoxLayout,
     QPushButton,
     QRadioButton,
-    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -42,6 +40,7 @@ from app.issuer.records import (
     issue_service_managed,
     register_prepared,
 )
+from app.ui.card_parts import discard
 from app.ui.issue.badge_result import BadgeResult, stamped_pdf_name
 from app.ui.issue.employee import PiiForm
 from app.ui.issue.form import PayslipForm, ScrollBody
@@ -57,6 +56,27 @@ TWO_COLUMNS_FROM = 1000
 MIN_IDLE_SECONDS = 120
 
 __all__ = ["TWO_COLUMNS_FROM", "SinglePayslipTab", "stamped_pdf_name"]
+
+
+class _Columns(ScrollBody):
+    """The two columns' body. Its least width is one column's: below :data:`TWO_COLUMNS_FROM`
+    the columns stack, so the two-column width must not stop the window getting narrower."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        hint = super().minimumSizeHint()
+        layout = self.layout()
+        if layout is None:
+            return hint
+        margins = layout.contentsMargins()
+        widest = max(
+            (
+                item.minimumSize().width()
+                for i in range(layout.count())
+                if (item := layout.itemAt(i))
+            ),
+            default=0,
+        )
+        return QSize(min(hint.width(), widest + margins.left() + margins.right()), hint.height())
 
 
 class SinglePayslipTab(QWidget):
@@ -92,16 +112,14 @@ class SinglePayslipTab(QWidget):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        body = ScrollBody()
+        # No scroll area of its own: the whole Issue screen scrolls as one (the main window's),
+        # so there is one vertical scroll bar, not one inside another. The body asks for its
+        # full height, which makes that outer area scroll rather than squeeze the rows.
+        body = _Columns()
         self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight, body)
         self.columns.setContentsMargins(12, 12, 12, 12)
         self.columns.setSpacing(14)
-        scroll.setWidget(body)
-        outer.addWidget(scroll)
+        outer.addWidget(body)
 
         left = QVBoxLayout()
         self.payslip_box, payslip = section("Payslip")
@@ -187,6 +205,9 @@ class SinglePayslipTab(QWidget):
         self.issue_button.clicked.connect(self.issue)
         self.example_button.clicked.connect(self.fill_with_example)
         self.self_managed.toggled.connect(lambda _=False: self._forget_prepared())
+        # No stale badge: a change of issuer retires the badge on show, like the form's.
+        for edit in self.issuer_panel.fields.values():
+            edit.textChanged.connect(lambda _="": self.result.retire())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         wide = event.size().width() >= TWO_COLUMNS_FROM
@@ -209,7 +230,7 @@ class SinglePayslipTab(QWidget):
     def _set_schema(self, schema: str) -> None:
         if self.payslip_form is not None:
             self.payslip_form.setParent(None)
-            self.payslip_form.deleteLater()
+            discard(self.payslip_form)  # gone now, not "later": a day of country changes
         self.payslip_form = PayslipForm(schema)
         self.payslip_form.changed.connect(self._changed)
         self.payslip_layout.addWidget(self.payslip_form)
@@ -218,6 +239,7 @@ class SinglePayslipTab(QWidget):
             currency.set_text(CURRENCY[schema.split(".")[0]])
         self.pii_form.set_format(format_for_schema(schema))
         self._forget_prepared()
+        self.result.retire()  # a badge of another country's payslip must not stay live
         self._live = False
         self.status.setText("")
 
@@ -233,6 +255,7 @@ class SinglePayslipTab(QWidget):
 
     def _changed(self) -> None:
         self._forget_prepared()
+        self.result.retire()  # the badge on show is the previous payslip's now
         if self._live:
             self.recheck.start()
         if self.pii_form.has_input():
@@ -328,9 +351,9 @@ class SinglePayslipTab(QWidget):
     def _issued(self, result: IssuedPayslip) -> None:
         self.issue_button.setEnabled(True)
         self.prepared.forget()
-        self.result.show_badge(result)
-        state = "Registered" if result.created else "Already registered (no second record made)"
         self.pii_form.clear_values()  # the badge carries them now; the screen need not
+        self.result.show_badge(result)  # after clearing: that change must not retire it
+        state = "Registered" if result.created else "Already registered (no second record made)"
         self.idle.stop()
         self._set_status(
             f"{state}. The employee's details were cleared from the screen. Now stamp the badge "
