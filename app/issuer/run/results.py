@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app.issuer.badges import BADGE_WIDTH
 from app.issuer.progress import Progress
+from app.issuer.row_status import RowStatus
 
 __all__ = [
     "MAX_BATCH",
@@ -74,7 +75,7 @@ class RecordResult:
 
     row: int
     external_id: str
-    status: str  # created | duplicate | error | rejected
+    status: RowStatus
     service_reference: str = ""
     code: str = ""
     reason: str = ""
@@ -83,7 +84,7 @@ class RecordResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("created", "duplicate")
+        return self.status.registered
 
 
 @dataclass(frozen=True)
