@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.served import interleaved_p50  # noqa: E402
+from service.protocol.vocabulary import BatchItemStatus, PayslipSchema  # noqa: E402
 from tests.factories import sealed_record  # noqa: E402
 from tests.service.cluster import REDIS_URL, Instance, throwaway_database, token  # noqa: E402
 
@@ -416,7 +417,7 @@ class _PayDayLoad:
                         self.errors.append(f"batch HTTP {reply.status_code}")
                     else:
                         self.created += sum(
-                            r["status"] == "created" for r in reply.json()["results"]
+                            r["status"] == BatchItemStatus.CREATED for r in reply.json()["results"]
                         )
 
     def verifier(self, stop_at: threading.Event, payloads: list[str], vtok: str) -> None:
@@ -499,7 +500,7 @@ def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> Non
 FILLER = """
 INSERT INTO records (service_reference, issuer_id, "schema", issued_at, payslip_non_pii, iv, tag,
                      key_version, fingerprint, registered_at)
-SELECT 'fill-' || i, 'filler-issuer', 'au.payslip.v1', '2026-11-13T09:00:00Z', %s::jsonb,
+SELECT 'fill-' || i, 'filler-issuer', %s, '2026-11-13T09:00:00Z', %s::jsonb,
        md5(i::text), md5((i + 1)::text), NULL, md5((i + 2)::text), '2026-11-13T09:00:00.000Z'
 FROM generate_series(1, %s) AS i
 """
@@ -519,7 +520,7 @@ def verify_p50_at_scale(tmp: Path, big: int, small: int = 10_000, rounds: int = 
                     payload = json.dumps(
                         sealed_record(instance.issuer["encryption_key"]).body["payslip_non_pii"]
                     )
-                    conn.execute(FILLER, (payload, size - 200))
+                    conn.execute(FILLER, (PayslipSchema.AU_V1, payload, size - 200))
                     conn.execute("ANALYZE records")
                 proc = start("gunicorn", 1, instance, tmp / f"metrics-{size}")
                 servers.append(proc)
