@@ -4,8 +4,9 @@ python -m app [--kiosk] [--demo]          the window, with the embedded service
 python -m app --self-test                 headless smoke test; exit 0 when it passes
 python -m app --version
 python -m app verify INPUT [INPUT ...] [--json] [--service-url URL] [--auth-url URL]
-                         [--client-id ID] [--client-secret SECRET]
+                         [--client-id ID] [--client-secret SECRET] [--receipt FILE]
                          [--applicant-name NAME] [--max-age-days N]   (docs/applicant.md)
+python -m app receipt check FILE [--jwks FILE_OR_URL]                 (docs/receipts.md)
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def _verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
     parser.add_argument("--client-id")
     parser.add_argument("--client-secret")
+    parser.add_argument("--receipt", metavar="FILE", help="write a signed receipt (JWS) here")
     return parser
 
 
@@ -108,11 +110,21 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from app.applicant.cli import is_applicant_check, run_set
         from app.cli_verify import run as run_verify
 
-        verify_args = _verify_parser().parse_args(args_list[1:])
+        parser = _verify_parser()
+        verify_args = parser.parse_args(args_list[1:])
         if is_applicant_check(verify_args):
+            if verify_args.receipt:
+                # A receipt is one service answer about one code; a set has several.
+                parser.error(
+                    "--receipt takes one INPUT (check each payslip alone to keep each receipt)"
+                )
             return run_set(verify_args)
         verify_args.input = verify_args.input[0]
         return run_verify(verify_args)
+    if args_list and args_list[0] == "receipt":
+        from app.receipt_cli import main as receipt_main
+
+        return receipt_main(args_list[1:])
     if args_list and args_list[0] == "service":
         from service.__main__ import main as service_main
 

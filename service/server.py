@@ -12,6 +12,7 @@ import contextlib
 import logging
 import shutil
 import socket
+import ssl
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from service.instance import (
     open_store,
 )
 from service.storage.port import Store
+from service.tls import serve_tls
 from service.waitress_guard import SERVER_SETTINGS, guard_server
 
 log = logging.getLogger("service.server")
@@ -50,10 +52,16 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def url_for(sock: socket.socket) -> str:
+def url_for(sock: socket.socket, tls: bool = False) -> str:
+    """The address this computer reaches `sock` at: a socket bound to all interfaces is
+    reached on loopback (0.0.0.0 is no address a client can use on every system)."""
     host, port = sock.getsockname()[:2]
+    if host == "0.0.0.0":
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
 
 
 @dataclass(slots=True)
@@ -109,9 +117,11 @@ def start(
     init_if_missing: bool = False,
     in_thread: bool = True,
     sock: socket.socket | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> Running:
     """Build and start a server; with in_thread=False the caller runs `server.run()` itself.
-    `sock` is an already listening socket (shared by pre-forked workers)."""
+    `sock` is an already listening socket (shared by pre-forked workers); `tls` a server
+    context (service.tls) to serve HTTPS instead of HTTP."""
     created = None
     if init_if_missing and not is_initialised(data_dir):
         created = init_instance(data_dir, store_kind, database_url)
@@ -119,7 +129,7 @@ def start(
     try:
         config = make_config(
             load_master_key(data_dir),
-            public_url or url_for(sock),
+            public_url or url_for(sock, tls is not None),
             issuer_url,
             verifier_url,
             auth_url,
@@ -145,7 +155,11 @@ def start(
         **SERVER_SETTINGS,
     )
     guard_server(server, getattr(app, "preflight", None))
-    running = Running(url_for(sock), config, store, server, demo=seeded, created=created)
+    if tls is not None:
+        serve_tls(server, tls)
+    running = Running(
+        url_for(sock, tls is not None), config, store, server, demo=seeded, created=created
+    )
     if in_thread:
         running.thread = threading.Thread(target=server.run, name="payslip-service", daemon=True)
         running.thread.start()

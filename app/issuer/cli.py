@@ -21,13 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from app.api_client import ApiClient
+from app.api.fail_fast import issuer_client
 from app.issuer.journal import JournalError
 from app.issuer.output import OutputError
 from app.issuer.payrun import PayrunFileError
 from app.issuer.records import IssuerKey
 from app.issuer.runner import MAX_BATCH, PayRun, Progress, RunInterrupted, RunSettings
 from app.issuer.sealing import EncryptionKeyError, decode_key
+from service.network_address import loopback_warning
 from service.protocol.schemas import PAYSLIP_SCHEMAS
 
 EXIT_OK, EXIT_ROWS, EXIT_START, EXIT_STOPPED = 0, 1, 2, 3
@@ -102,6 +103,9 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not 1 <= args.batch_size <= MAX_BATCH:
         return _fail(f"--batch-size must be 1 to {MAX_BATCH}")
+    if not args.file.is_file():  # named as given, so the person sees which path was wrong
+        what = "is a folder, not a pay-run file" if args.file.is_dir() else "does not exist"
+        return _fail(f"{args.file} {what}")
     if args.pdf_dir is not None and not args.pdf_dir.is_dir():
         return _fail(f"--pdf-dir {args.pdf_dir} is not a folder")
     running = None
@@ -113,9 +117,7 @@ def main(argv: Sequence[str]) -> int:
             assert running.demo is not None
             info = running.demo.issuer.wire()
             url = running.url
-            client = ApiClient(
-                url, info["client_id"], info["client_secret"], issuer_url=url, deadline=60.0
-            )
+            client = issuer_client(url, info["client_id"], info["client_secret"], deadline=60.0)
             key = IssuerKey.from_info(info)
             scan_base = args.scan_base or running.config.scan_base
             print(
@@ -136,14 +138,13 @@ def main(argv: Sequence[str]) -> int:
             except (EncryptionKeyError, UnicodeEncodeError):
                 return _fail("the encryption key is not 32 bytes of base64url text")
             issuer_url = args.issuer_url or args.service_url
-            client = ApiClient(
-                args.auth_url or issuer_url,
-                args.client_id,
-                secret,
-                issuer_url=issuer_url,
-                deadline=60.0,
+            client = issuer_client(
+                issuer_url, args.client_id, secret, auth_url=args.auth_url, deadline=60.0
             )
             scan_base = args.scan_base or args.service_url
+        warning = loopback_warning(scan_base, "the badges' links")
+        if warning:
+            print(f"issue-run: {warning}", file=sys.stderr)
         settings = RunSettings(
             source=args.file,
             out_dir=args.out,

@@ -57,6 +57,8 @@ class VerifyPipeline(QObject):
         self.tasks = tasks
         self.last_reader: Reader | None = None
         """The latest input, for Try again (None once the result is cleared)."""
+        self.last_reading: InputReading | None = None
+        """What the latest input held (a verification record is recognised from it)."""
         self._generation = 0
         self._pending = False
         self._slow = QTimer(self)
@@ -97,6 +99,7 @@ class VerifyPipeline(QObject):
     def _read(self, generation: int, source: str, reading: InputReading) -> None:
         if generation != self._generation:
             return
+        self.last_reading = reading
         refused = refusal(reading)
         if refused is not None:
             self.refused.emit(refused, source)

@@ -70,6 +70,7 @@ from app.ui.verify_camera import CameraFeed
 from app.ui.verify_health import ServiceHealth
 from app.ui.verify_inputs import local_files, sample_reading
 from app.ui.verify_pipeline import Reader, VerifyPipeline
+from app.ui.verify_record import attach_records
 from app.ui.verify_result import ResultPage
 from app.verify_flow import Outcome, is_payslip_code
 
@@ -166,6 +167,7 @@ class VerifyScreen(QWidget):
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         escape.activated.connect(self.clear_result)
         self._set_tab_order()
+        self.records = attach_records(self)  # save a verification record; recognise one
 
     # -- layout -------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock
 from service.domain.keys import KeyRing
 from service.domain.pairing import Pairings
+from service.domain.receipts import Receipts
 from service.domain.registration import Registration
 from service.domain.revocation import Revocation
 from service.domain.signing_keys import SIGNING_KEY_SETTING, SigningKeys, instance_secret
@@ -36,6 +37,7 @@ class Domain:
     admin: Admin
     pairings: Pairings
     signing: SigningKeys
+    receipts: Receipts
 
 
 def holds_instance(store: Store) -> bool:
@@ -56,16 +58,18 @@ def build_domain(
     clients = ClientRegistry(store, instance_secret(store, master_key, "client_hmac_key"), clock)
     keys = KeyRing(store, master_key, clock)
     tokens = TokenService(signing, audiences, environment, clients, clock, token_ttl)
+    verification = Verification(store, keys, clock)
     return Domain(
         store=store,
         keys=keys,
         clients=clients,
         tokens=tokens,
         registration=Registration(store, keys, clock, scan_base),
-        verification=Verification(store, keys, clock),
+        verification=verification,
         revocation=Revocation(store, clock),
         admin=Admin(store, keys, clients, clock),
         signing=signing,
+        receipts=Receipts(verification, signing, clock, audiences.verifier_url, environment),
         pairings=Pairings(
             store,
             clients,

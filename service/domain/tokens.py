@@ -124,10 +124,13 @@ class TokenService:
                 oauth_error="invalid_scope",
             )
         audience = str(params["audience"])
-        if not _same_url(audience, self._aud.for_scope(wanted)):
+        expected = self._aud.for_scope(wanted)
+        if not _same_url(audience, expected):
+            # The expected URL is public (`/openapi.json` `servers`): naming it costs nothing and
+            # saves the caller a guess.
             raise ServiceError(
                 ErrorCode.FORBIDDEN,
-                "the audience must be the base URL of the API this scope is for",
+                f"the audience for {wanted} must be {expected} (the base URL of its API)",
                 oauth_error="invalid_scope",
             )
         now = int(self._clock.now().timestamp())
@@ -230,12 +233,17 @@ class TokenService:
         return str(kid), claims
 
     def jwks(self) -> Jwks:
-        """Every key that verifies tokens now: the current one, and the previous one for a
-        token lifetime after a rotation."""
+        """Every key that verifies tokens now (the current one, and the previous one for a
+        token lifetime after a rotation), then every replaced key, kept for the receipts it may
+        have signed (PROTOCOL §11) and marked verify-only."""
         keys = []
         for kid, public in self._signing.published():
             jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
             jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA"})
+            keys.append(jwk)
+        for kid, public in self._signing.archived():
+            jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
+            jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA", "key_ops": ["verify"]})
             keys.append(jwk)
         return Jwks(keys=keys)
 

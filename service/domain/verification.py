@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
@@ -21,7 +22,7 @@ from service.protocol.errors import ErrorCode
 from service.protocol.pii_text import parse_pii_text
 from service.protocol.schemas import EmployeePii, VerificationResult, VerifyRequest
 from service.protocol.vocabulary import KeyState, RecordStatus
-from service.storage.port import KeyVersion, Record, Store, StoreUnavailable
+from service.storage.port import Issuer, KeyVersion, Record, Store, StoreUnavailable
 
 log = logging.getLogger("service.verification")
 
@@ -32,6 +33,16 @@ def _decryption_failed() -> ServiceError:
         "the barcode's ciphertext does not authenticate for its record: it was altered or was "
         "not issued by the record's issuer",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """How one verification ended: its result, or the refusal about the document."""
+
+    service_reference: str
+    issuer: Issuer | None = None
+    result: VerificationResult | None = None
+    refusal: ServiceError | None = None
 
 
 class Verification:
@@ -49,6 +60,16 @@ class Verification:
         """`client_id`: the calling client, whose current state is read together with the record,
         its issuer and keys (one store read, one round trip on PostgreSQL) and refused when it
         is unknown or disabled (the token check left that to this read)."""
+        checked = self.check(barcode, client_id)
+        if checked.refusal is not None:
+            raise checked.refusal
+        assert checked.result is not None
+        return checked.result
+
+    def check(self, barcode: str, client_id: str | None = None) -> Checked:
+        """`verify`, with a refusal about the document (unknown reference, altered, key
+        withdrawn) returned rather than raised, together with what was read: a receipt records
+        those too (service.domain.receipts). Bad input and a refused caller still raise."""
         try:
             payload = parse_barcode(barcode)
         except BarcodeTextError as exc:
@@ -58,17 +79,27 @@ class Verification:
             refuse_inactive_client(read.client)
         record = read.record
         if record is None:
-            raise ServiceError(
-                ErrorCode.SERVICE_REFERENCE_NOT_FOUND,
-                "no payslip is registered under this reference",
+            return Checked(
+                payload.service_reference,
+                refusal=ServiceError(
+                    ErrorCode.SERVICE_REFERENCE_NOT_FOUND,
+                    "no payslip is registered under this reference",
+                ),
             )
-        plaintext = self._decrypt(record, payload.ciphertext, read.keys)
-        return VerificationResult(
-            verified=record.status == RecordStatus.ACTIVE,
-            service_reference=record.service_reference,
-            payslip=payslip_view(record, read.issuer),
-            employee=EmployeePii.model_validate(parse_pii_text(plaintext)),
-            decrypted_at=iso_z(self._clock.now()),
+        try:
+            plaintext = self._decrypt(record, payload.ciphertext, read.keys)
+        except ServiceError as refusal:
+            return Checked(record.service_reference, read.issuer, refusal=refusal)
+        return Checked(
+            record.service_reference,
+            read.issuer,
+            VerificationResult(
+                verified=record.status == RecordStatus.ACTIVE,
+                service_reference=record.service_reference,
+                payslip=payslip_view(record, read.issuer),
+                employee=EmployeePii.model_validate(parse_pii_text(plaintext)),
+                decrypted_at=iso_z(self._clock.now()),
+            ),
         )
 
     def _pin(self, service_reference: str, key_version: str) -> None:

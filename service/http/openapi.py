@@ -31,6 +31,7 @@ from service.protocol.schemas import (
     PairedClient,
     PairingOffer,
     PairingRedeemRequest,
+    ReceiptResult,
     RegisterAndBuildRequest,
     RegisterNonPiiRequest,
     RegistrationResult,
@@ -201,6 +202,17 @@ def _paths() -> dict[str, Any]:
                     E.KEY_VERSION_UNAVAILABLE,
                     *COMMON,
                 ),
+                VERIFIER,
+            )
+        },
+        "/v1/verifications/receipt": {
+            "post": _operation(
+                "verificationReceipt",
+                "Verify a barcode text as verifyPayload does and answer with a signed receipt "
+                "(also for a revoked, unknown or altered code)",
+                {200: ReceiptResult},
+                VerifyRequest,
+                (E.VALIDATION_FAILED, *COMMON),
                 VERIFIER,
             )
         },

@@ -89,6 +89,8 @@ class ApiPlugin:
                 check_content_type({"CONTENT_TYPE": headers.get("CONTENT_TYPE", "")})
         except ServiceError as refusal:
             return refusal
+        except StoreUnavailable:  # the token check reads the client: a 503, as in `apply`
+            return _store_unavailable()
         return None
 
     def apply(self, callback: Handler, route: bottle.Route) -> Callable[..., Any]:

@@ -53,7 +53,7 @@ def test_phone_verifies_a_fresh_badge(
     text = phone.text()
     assert "This is a payslip verification code for 127.0.0.1" in text
     assert "Sign in as a verifier" in text
-    assert "desk" in text
+    assert "payroll provider named on the payslip" in text  # who can give access
     assert not [r for r in phone.requests if any(api in r for api in RECORD_APIS)]
     for value in employee_strings():
         assert value not in phone.html()
@@ -362,3 +362,39 @@ def test_the_secret_is_kept_only_when_remember_is_ticked(
     tab.wait_for_selector("#sign-in:not([hidden])")
     assert secret not in stored(tab)
     assert tab.evaluate("() => localStorage.length") == 0
+
+
+def test_save_record_downloads_a_genuine_receipt(
+    phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
+) -> None:
+    """Issue 23: after a verdict, "Save record" downloads the service's signed receipt."""
+    import httpx
+    import jwt
+
+    badge = phone_service.issue_badge()
+    phone = open_phone()
+    phone.open(badge.url)
+    phone.sign_in(phone_service.verifier["client_id"], phone_service.verifier["client_secret"])
+    assert phone.verdict() == "VERIFIED"
+    with phone.page.expect_download() as download_info:
+        phone.page.click("#save-record")
+    download = download_info.value
+    saved = tmp_path / download.suggested_filename
+    download.save_as(str(saved))
+    assert saved.name.startswith("verification-record-") and saved.suffix == ".jws"
+    receipt = saved.read_text().strip()
+    keys = httpx.get(f"{phone_service.url}/.well-known/jwks.json", timeout=10).json()
+    header = jwt.get_unverified_header(receipt)
+    assert header["typ"] == "payslip-receipt+jwt"
+    claims = jwt.decode(receipt, jwt.PyJWKSet.from_dict(keys)[header["kid"]], algorithms=["EdDSA"])
+    assert claims["sub"] == badge.reference and claims["verified"] is True
+    assert claims["employee_name"] == DEMO_EMPLOYEE["employee_name"]
+    phone.page.wait_for_selector("#save-record:text('Record saved')")
+    phone.shot("phone-record-saved", tmp_path)
+    assert phone.errors == []
+
+    phone.page.click("#done")
+    phone_service.revoke(badge.reference)
+    phone.open(badge.url)
+    assert phone.verdict() == "NOT VERIFIED"
+    assert phone.page.is_visible("#save-record")  # a refusal is worth a record too

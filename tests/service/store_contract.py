@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from service.protocol.vocabulary import KeyState, PayslipSchema, RecordStatus
 from service.storage.port import (
     AddOutcome,
@@ -607,6 +609,30 @@ class StoreContract:
         assert store.get_setting("hmac_key") == "h1"
         store.set_setting("empty", "")
         assert store.get_setting("empty") == ""
+
+    def test_replaced_signing_keys_stay_published_for_receipts(self, store: Store) -> None:
+        """PROTOCOL §11: every replaced token signing key keeps its public half published (for
+        the receipts it signed), read back by another process, and kept wrapped in the store."""
+        from service.domain.clock import SystemClock
+        from service.domain.errors import MasterKeyMismatch
+        from service.domain.signing_keys import ARCHIVE_SETTING, SigningKeys, _wrap
+
+        master = b"\x11" * 32
+        keys = SigningKeys(store, master, SystemClock(), 900)
+        replaced = []
+        for drop in (False, True, True):
+            replaced.append(keys.current()[0])
+            keys.rotate(drop_previous=drop)
+        another = SigningKeys(store, master, SystemClock(), 900)  # another worker, same store
+        assert {kid for kid, _ in another.archived()} == set(replaced)
+        assert replaced[-1] not in {kid for kid, _ in another.published()}  # no token trust
+        wrapped = store.get_setting(ARCHIVE_SETTING) or ""
+        assert wrapped and all(kid not in wrapped for kid in replaced)
+        # Someone who can write the store but lacks the master key cannot add a key of theirs.
+        forged = b'[["someone-else","' + b"A" * 43 + b'"]]'
+        store.set_setting(ARCHIVE_SETTING, _wrap(forged, b"\x22" * 32, ARCHIVE_SETTING))
+        with pytest.raises(MasterKeyMismatch):
+            SigningKeys(store, master, SystemClock(), 900)
 
     def test_ping(self, store: Store) -> None:
         assert store.ping() is True

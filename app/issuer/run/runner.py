@@ -49,6 +49,7 @@ from app.api_errors import (
     InvalidResponse,
     Unauthorized,
     ValidationFailed,
+    unreachable_words,
 )
 from app.issuer.journal import JournalError, RunJournal
 from app.issuer.journal import exists_in as journal_exists
@@ -305,6 +306,12 @@ class PayRun:
             ) from None
         except (ApiError, InvalidResponse) as exc:
             rid = f" [request {exc.request_id}]" if exc.request_id else ""
+            words = unreachable_words(exc)  # "refused" or "did not answer", with the address
+            if words:
+                raise RunInterrupted(
+                    f"{words[:1].lower()}{words[1:].rstrip('.?')}{rid}; what was sent is in the "
+                    "run journal: run again with the same output folder to resume"
+                ) from None
             raise RunInterrupted(
                 f"the service could not register a batch ({exc.code}){rid}; what was sent is in "
                 "the run journal: run again with the same output folder to resume"

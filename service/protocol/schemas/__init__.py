@@ -20,6 +20,7 @@ from .errors import SchemaValidationError
 from .nz_v1 import NzPayslipV1
 from .nz_v2 import NzPayslipV2
 from .openapi import openapi_components, response_components
+from .receipts import RECEIPT_TYPE, ReceiptClaims, ReceiptIssuer, ReceiptPayslip, ReceiptResult
 from .requests import (
     PAYSLIP_SCHEMAS,
     BatchEnvelope,
@@ -84,6 +85,11 @@ __all__ = [
     "PayslipNonPii",
     "PayslipRecord",
     "PayslipView",
+    "RECEIPT_TYPE",
+    "ReceiptClaims",
+    "ReceiptIssuer",
+    "ReceiptPayslip",
+    "ReceiptResult",
     "RegisterAndBuildRequest",
     "RegisterNonPiiRequest",
     "RegistrationResult",

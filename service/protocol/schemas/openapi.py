@@ -25,6 +25,7 @@ from .admin_responses import (
     PairingOffer,
     VerifierCreated,
 )
+from .receipts import ReceiptResult
 from .requests import (
     PAYSLIP_SCHEMAS,
     BatchRecord,
@@ -86,6 +87,7 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     TokenResponse,
     Jwks,
     VerificationResult,
+    ReceiptResult,
     RegistrationResult,
     BatchResult,
     BarcodeResult,
