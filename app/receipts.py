@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from app.presentation import long_date, money
 from app.verdicts import meaning_of
 from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
+from service.protocol.vocabulary import RecordStatus
 
 JWKS_PATH = "/.well-known/jwks.json"
 _JWS = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
@@ -151,7 +152,7 @@ def verdict_words(claims: ReceiptClaims) -> tuple[str, str]:
     """The verdict the receipt records (VERIFIED / NOT VERIFIED) and why, in plain words."""
     if claims.verified:
         reason = "VERIFIED"
-    elif claims.status == "revoked":
+    elif claims.status == RecordStatus.REVOKED:
         reason = "REVOKED"
     else:
         reason = claims.status

@@ -64,6 +64,7 @@ from app.issuer import (
     seal,
     stamp_badge,
 )
+from service.protocol.vocabulary import BatchItemStatus, PayslipSchema
 from service.server import start_demo
 from tests.factories import blank_pdf
 
@@ -149,7 +150,7 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> flo
 
             records = [
                 non_pii_record(
-                    "au.payslip.v2",
+                    PayslipSchema.AU_V2,
                     "2026-11-13T09:00:00Z",
                     {
                         "period_end": "2026-11-12",
@@ -170,7 +171,7 @@ def bench_runs(url: str, scan_base: str, info: dict[str, str], rows: int) -> flo
             started = time.perf_counter()
             for start in range(0, rows, 1000):
                 answers = client.register_batch(records[start : start + 1000])
-                assert all(a.status == "created" for a in answers)
+                assert all(a.status == BatchItemStatus.CREATED for a in answers)
             batch_seconds = time.perf_counter() - started
             batch_cpu = cpu_seconds() - cpu_before
     run_rate = rows / run_seconds

@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.served import interleaved_p50  # noqa: E402
+from service.protocol.vocabulary import BatchItemStatus, PayslipSchema  # noqa: E402
 from tests.factories import sealed_record  # noqa: E402
 from tests.service.cluster import REDIS_URL, Instance, throwaway_database, token  # noqa: E402
 
@@ -359,93 +360,101 @@ def batch_vs_copy(instance: Instance, tmp: Path, rounds: int = 7) -> None:
         )
 
 
-def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> None:
-    """Batches of 1000 from 8 clients and verifications from 2, all at once. Every record must
-    be created and every request answered: an exception in a client thread is an error too. A
-    request sent on a kept-alive connection just as the server closed it for idleness fails
-    before any answer; like any HTTP client (RFC 9112 §9.3.1) the clients send it once more
-    (every request here is idempotent) and the count of such resends is printed."""
-    proc = start("gunicorn", workers, instance, tmp / "metrics")
-    url = proc.url  # type: ignore[attr-defined]
-    errors: list[str] = []
-    verify_times: list[float] = []
-    created = resent = 0
-    lock = threading.Lock()
-    remaining = list(range(batches))
+class _PayDayLoad:
+    """The pay day's client threads and what they count, under one lock."""
 
-    def post(client: httpx.Client, path: str, **kwargs: Any) -> httpx.Response:
-        nonlocal resent
+    ISSUERS = 8
+    VERIFIERS = 2
+
+    def __init__(self, url: str, batches: int) -> None:
+        self.url = url
+        self.remaining = list(range(batches))
+        self.errors: list[str] = []
+        self.verify_times: list[float] = []
+        self.created = 0
+        self.resent = 0
+        self.lock = threading.Lock()
+
+    def post(self, client: httpx.Client, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            return client.post(f"{url}{path}", **kwargs)
+            return client.post(f"{self.url}{path}", **kwargs)
         except httpx.RemoteProtocolError:  # closed while idle, before our request was read
-            with lock:
-                resent += 1
-            return client.post(f"{url}{path}", **kwargs)
+            with self.lock:
+                self.resent += 1
+            return client.post(f"{self.url}{path}", **kwargs)
 
-    def guarded(work: Callable[[], None], kind: str) -> Callable[[], None]:
+    def guarded(self, work: Callable[[], None], kind: str) -> threading.Thread:
+        """A thread running `work`; an exception in it is counted as an error."""
+
         def run() -> None:
             try:
                 work()
             except Exception as exc:
-                with lock:
-                    errors.append(f"{kind} client failed: {type(exc).__name__}: {exc}")
+                with self.lock:
+                    self.errors.append(f"{kind} client failed: {type(exc).__name__}: {exc}")
 
-        return run
+        return threading.Thread(target=run)
 
-    try:
-        itok = token(url, instance.issuer)
-        vtok = token(url, instance.verifier)
-        payloads = seed(url, itok, instance, 1000)
-        key, version = instance.issuer["encryption_key"], instance.issuer["key_version"]
+    def _take_batch(self) -> bool:
+        with self.lock:
+            if not self.remaining:
+                return False
+            self.remaining.pop()
+            return True
+
+    def _send_batch(
+        self, client: httpx.Client, body: bytes, headers: dict[str, str]
+    ) -> httpx.Response:
+        for _attempt in range(30):
+            reply = self.post(client, "/v1/registerNonPIIBatch", content=body, headers=headers)
+            if reply.status_code != 503:  # the instance's batch limit: come back
+                break
+            time.sleep(float(reply.headers.get("Retry-After", "1")))
+        return reply
+
+    def issuer(self, key: str, version: str, itok: str) -> None:
         headers = {"Authorization": f"Bearer {itok}", "Content-Type": "application/json"}
-
-        def issuer() -> None:
-            nonlocal created
-            with httpx.Client(timeout=120) as client:
-                while True:
-                    with lock:
-                        if not remaining:
-                            return
-                        remaining.pop()
-                    records = [sealed_record(key, key_version=version).body for _ in range(1000)]
-                    body = json.dumps({"records": records}).encode()
-                    for _attempt in range(30):
-                        reply = post(
-                            client, "/v1/registerNonPIIBatch", content=body, headers=headers
+        with httpx.Client(timeout=120) as client:
+            while self._take_batch():
+                records = [sealed_record(key, key_version=version).body for _ in range(1000)]
+                reply = self._send_batch(client, json.dumps({"records": records}).encode(), headers)
+                with self.lock:
+                    if reply.status_code != 200:
+                        self.errors.append(f"batch HTTP {reply.status_code}")
+                    else:
+                        self.created += sum(
+                            r["status"] == BatchItemStatus.CREATED for r in reply.json()["results"]
                         )
-                        if reply.status_code != 503:  # the instance's batch limit: come back
-                            break
-                        time.sleep(float(reply.headers.get("Retry-After", "1")))
-                    with lock:
-                        if reply.status_code != 200:
-                            errors.append(f"batch HTTP {reply.status_code}")
-                        else:
-                            created += sum(
-                                r["status"] == "created" for r in reply.json()["results"]
-                            )
 
-        def verifier(stop_at: threading.Event) -> None:
-            with httpx.Client(timeout=30) as client:
-                i = 0
-                while not stop_at.is_set():
-                    started = time.perf_counter()
-                    reply = post(
-                        client,
-                        "/v1/verifications/payload",
-                        json={"barcode": payloads[i % len(payloads)]},
-                        headers={"Authorization": f"Bearer {vtok}"},
-                    )
-                    with lock:
-                        if reply.status_code != 200:
-                            errors.append(f"verify HTTP {reply.status_code}")
-                        verify_times.append(time.perf_counter() - started)
-                    i += 1
+    def verifier(self, stop_at: threading.Event, payloads: list[str], vtok: str) -> None:
+        with httpx.Client(timeout=30) as client:
+            i = 0
+            while not stop_at.is_set():
+                started = time.perf_counter()
+                reply = self.post(
+                    client,
+                    "/v1/verifications/payload",
+                    json={"barcode": payloads[i % len(payloads)]},
+                    headers={"Authorization": f"Bearer {vtok}"},
+                )
+                with self.lock:
+                    if reply.status_code != 200:
+                        self.errors.append(f"verify HTTP {reply.status_code}")
+                    self.verify_times.append(time.perf_counter() - started)
+                i += 1
 
+    def run(self, instance: Instance, payloads: list[str], itok: str, vtok: str) -> float:
+        """Every batch sent by the issuers while the verifiers verify; the issuers' seconds."""
+        key, version = instance.issuer["encryption_key"], instance.issuer["key_version"]
         done = threading.Event()
         verifiers = [
-            threading.Thread(target=guarded(lambda: verifier(done), "verifier")) for _ in range(2)
+            self.guarded(lambda: self.verifier(done, payloads, vtok), "verifier")
+            for _ in range(self.VERIFIERS)
         ]
-        issuers = [threading.Thread(target=guarded(issuer, "issuer")) for _ in range(8)]
+        issuers = [
+            self.guarded(lambda: self.issuer(key, version, itok), "issuer")
+            for _ in range(self.ISSUERS)
+        ]
         started = time.perf_counter()
         for thread in [*verifiers, *issuers]:
             thread.start()
@@ -455,8 +464,26 @@ def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> Non
         done.set()
         for thread in verifiers:
             thread.join()
+        return elapsed
+
+
+def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> None:
+    """Batches of 1000 from 8 clients and verifications from 2, all at once. Every record must
+    be created and every request answered: an exception in a client thread is an error too. A
+    request sent on a kept-alive connection just as the server closed it for idleness fails
+    before any answer; like any HTTP client (RFC 9112 §9.3.1) the clients send it once more
+    (every request here is idempotent) and the count of such resends is printed."""
+    proc = start("gunicorn", workers, instance, tmp / "metrics")
+    url = proc.url  # type: ignore[attr-defined]
+    load = _PayDayLoad(url, batches)
+    try:
+        itok = token(url, instance.issuer)
+        vtok = token(url, instance.verifier)
+        payloads = seed(url, itok, instance, 1000)
+        elapsed = load.run(instance, payloads, itok, vtok)
     finally:
         stop(proc)
+    errors, verify_times, created = load.errors, load.verify_times, load.created
     if created != batches * 1000:
         errors.append(f"{created} records created, not {batches * 1000}")
     p99 = (
@@ -469,7 +496,7 @@ def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> Non
         f"in {elapsed:.1f} s: "
         f"{created / elapsed:,.0f} records/s; {len(verify_times)} verifications mixed in, "
         f"p99 {p99:.1f} ms; errors {len(errors)} (target 0); requests resent on a connection "
-        f"closed while idle {resent}",
+        f"closed while idle {load.resent}",
         flush=True,
     )
     if errors:
@@ -479,7 +506,7 @@ def payday(instance: Instance, tmp: Path, batches: int, workers: int = 4) -> Non
 FILLER = """
 INSERT INTO records (service_reference, issuer_id, "schema", issued_at, payslip_non_pii, iv, tag,
                      key_version, fingerprint, registered_at)
-SELECT 'fill-' || i, 'filler-issuer', 'au.payslip.v1', '2026-11-13T09:00:00Z', %s::jsonb,
+SELECT 'fill-' || i, 'filler-issuer', %s, '2026-11-13T09:00:00Z', %s::jsonb,
        md5(i::text), md5((i + 1)::text), NULL, md5((i + 2)::text), '2026-11-13T09:00:00.000Z'
 FROM generate_series(1, %s) AS i
 """
@@ -499,7 +526,7 @@ def verify_p50_at_scale(tmp: Path, big: int, small: int = 10_000, rounds: int = 
                     payload = json.dumps(
                         sealed_record(instance.issuer["encryption_key"]).body["payslip_non_pii"]
                     )
-                    conn.execute(FILLER, (payload, size - 200))
+                    conn.execute(FILLER, (PayslipSchema.AU_V1, payload, size - 200))
                     conn.execute("ANALYZE records")
                 proc = start("gunicorn", 1, instance, tmp / f"metrics-{size}")
                 servers.append(proc)

@@ -145,35 +145,72 @@ def _recv(sock: socket.socket, size: int) -> bytes:
     return bytes(data)
 
 
-def wait_for_frame(port: int, started: float) -> float:
-    """Seconds from `started` until the framebuffer holds the fake camera's magenta."""
-    deadline = started + TIMEOUT_S
+def _connect(port: int, deadline: float) -> socket.socket:
+    """The app's VNC socket, as soon as the app listens on it."""
     while True:
         try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S)
-            break
+            return socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT_S)
         except OSError:
             if time.perf_counter() > deadline:
                 raise TimeoutError("the app never opened its VNC screen") from None
             time.sleep(0.005)
-    with sock:
-        version = _recv(sock, 12)  # "RFB 003.00x\n"
-        minor = min(int(version[8:11]), 8)
-        sock.sendall(b"RFB 003.%03d\n" % minor)
-        if minor < 7:
-            if struct.unpack(">I", _recv(sock, 4))[0] != 1:
-                raise ConnectionError("the VNC server wants a password")
-        else:
-            count = _recv(sock, 1)[0]
-            if 1 not in _recv(sock, count):
-                raise ConnectionError("the VNC server wants a password")
-            sock.sendall(b"\x01")
-            if minor >= 8 and struct.unpack(">I", _recv(sock, 4))[0] != 0:
-                raise ConnectionError("VNC security handshake failed")
-        sock.sendall(b"\x01")  # shared
-        width, height = struct.unpack(">HH", _recv(sock, 4))
-        _recv(sock, 16)
-        _recv(sock, struct.unpack(">I", _recv(sock, 4))[0])
+
+
+def _handshake(sock: socket.socket) -> tuple[int, int]:
+    """RFB version and security (none), shared session; the framebuffer's width and height."""
+    version = _recv(sock, 12)  # "RFB 003.00x\n"
+    minor = min(int(version[8:11]), 8)
+    sock.sendall(b"RFB 003.%03d\n" % minor)
+    if minor < 7:
+        if struct.unpack(">I", _recv(sock, 4))[0] != 1:
+            raise ConnectionError("the VNC server wants a password")
+    else:
+        count = _recv(sock, 1)[0]
+        if 1 not in _recv(sock, count):
+            raise ConnectionError("the VNC server wants a password")
+        sock.sendall(b"\x01")
+        if minor >= 8 and struct.unpack(">I", _recv(sock, 4))[0] != 0:
+            raise ConnectionError("VNC security handshake failed")
+    sock.sendall(b"\x01")  # shared
+    width, height = struct.unpack(">HH", _recv(sock, 4))
+    _recv(sock, 16)
+    _recv(sock, struct.unpack(">I", _recv(sock, 4))[0])
+    return width, height
+
+
+def _read_update(sock: socket.socket, screen: np.ndarray) -> None:
+    """A FramebufferUpdate's rectangles (raw encoding only) into `screen`."""
+    rects = struct.unpack(">xH", _recv(sock, 3))[0]
+    for _ in range(rects):
+        x, y, w, h, encoding = struct.unpack(">HHHHi", _recv(sock, 12))
+        if encoding != 0:
+            raise ConnectionError(f"unexpected VNC encoding {encoding}")
+        pixels = np.frombuffer(_recv(sock, w * h * 4), np.uint8)
+        screen[y : y + h, x : x + w] = pixels.reshape(h, w, 4)
+
+
+def _shows_magenta(screen: np.ndarray) -> bool:
+    blue, green, red = (screen[..., i] for i in range(3))
+    magenta = (red > 200) & (blue > 200) & (green < 60)
+    return int(magenta.sum()) >= MAGENTA_PIXELS
+
+
+def _skip_message(sock: socket.socket, kind: int) -> None:
+    """A server message other than an update: read past it (or refuse one we do not know)."""
+    if kind == 1:  # SetColourMapEntries
+        count = struct.unpack(">xHH", _recv(sock, 5))[1]
+        _recv(sock, 6 * count)
+    elif kind == 3:  # ServerCutText
+        _recv(sock, struct.unpack(">3xI", _recv(sock, 7))[0])
+    elif kind != 2:  # 2 is Bell
+        raise ConnectionError(f"unexpected VNC message {kind}")
+
+
+def wait_for_frame(port: int, started: float) -> float:
+    """Seconds from `started` until the framebuffer holds the fake camera's magenta."""
+    deadline = started + TIMEOUT_S
+    with _connect(port, deadline) as sock:
+        width, height = _handshake(sock)
         # 32 bpp true colour, little endian: bytes are B, G, R, X. Raw encoding only.
         sock.sendall(struct.pack(">B3xBBBBHHHBBB3x", 0, 32, 24, 0, 1, 255, 255, 255, 16, 8, 0))
         sock.sendall(struct.pack(">BxHi", 2, 1, 0))
@@ -181,26 +218,13 @@ def wait_for_frame(port: int, started: float) -> float:
         sock.sendall(struct.pack(">BBHHHH", 3, 0, 0, 0, width, height))
         while time.perf_counter() < deadline:
             kind = _recv(sock, 1)[0]
-            if kind == 0:  # FramebufferUpdate
-                rects = struct.unpack(">xH", _recv(sock, 3))[0]
-                for _ in range(rects):
-                    x, y, w, h, encoding = struct.unpack(">HHHHi", _recv(sock, 12))
-                    if encoding != 0:
-                        raise ConnectionError(f"unexpected VNC encoding {encoding}")
-                    pixels = np.frombuffer(_recv(sock, w * h * 4), np.uint8)
-                    screen[y : y + h, x : x + w] = pixels.reshape(h, w, 4)
-                blue, green, red = (screen[..., i] for i in range(3))
-                magenta = (red > 200) & (blue > 200) & (green < 60)
-                if int(magenta.sum()) >= MAGENTA_PIXELS:
-                    return time.perf_counter() - started
-                sock.sendall(struct.pack(">BBHHHH", 3, 1, 0, 0, width, height))
-            elif kind == 1:  # SetColourMapEntries
-                count = struct.unpack(">xHH", _recv(sock, 5))[1]
-                _recv(sock, 6 * count)
-            elif kind == 3:  # ServerCutText
-                _recv(sock, struct.unpack(">3xI", _recv(sock, 7))[0])
-            elif kind != 2:  # 2 is Bell
-                raise ConnectionError(f"unexpected VNC message {kind}")
+            if kind != 0:  # not a FramebufferUpdate
+                _skip_message(sock, kind)
+                continue
+            _read_update(sock, screen)
+            if _shows_magenta(screen):
+                return time.perf_counter() - started
+            sock.sendall(struct.pack(">BBHHHH", 3, 1, 0, 0, width, height))
     raise TimeoutError("no camera frame on screen")
 
 

@@ -32,6 +32,7 @@ from tinydb import Query, TinyDB
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from service.protocol.vocabulary import PayslipSchema
 from service.storage.port import AddStatus, Record
 from service.storage.tinydb_store import TinyDBStore
 
@@ -44,7 +45,7 @@ def make_record(issuer: str = "iss-bench") -> Record:
     return Record(
         service_reference=f"{n:022d}",
         issuer_id=issuer,
-        schema="au.payslip.v1",
+        schema=PayslipSchema.AU_V1,
         issued_at="2026-01-31T09:00:00Z",
         payslip_non_pii={
             "period_start": "2026-01-01",

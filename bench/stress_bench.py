@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.served import instance, serve, token  # noqa: E402
+from service.protocol.vocabulary import BatchItemStatus  # noqa: E402
 from tests.factories import Sealed, sealed_record  # noqa: E402
 
 
@@ -98,7 +99,7 @@ def mixed(seconds: float, clients: int) -> int:
                             done = [
                                 s
                                 for s, res in zip(batch, results, strict=False)
-                                if res.get("status") == "created"
+                                if res.get("status") == BatchItemStatus.CREATED
                             ]
                         else:
                             s = rnd.choice(pool)

@@ -12,6 +12,7 @@ from service.protocol.encoding import new_reference
 from service.protocol.pii_text import au_address, build_pii_text, nz_address
 from service.protocol.schemas import IssuerCreated, VerifierCreated, validate_register_non_pii
 from service.protocol.sealing import non_pii_record, seal
+from service.protocol.vocabulary import PayslipSchema
 
 DEMO_ISSUER = "Demo Payroll Pty Ltd"
 DEMO_VERIFIER = "Demo Front Desk"
@@ -52,7 +53,7 @@ class DemoInstance:
 def sample_records() -> list[tuple[str, dict[str, Any], str]]:
     """(label, registration fields without encryption metadata, PII text)."""
     au_v1 = {
-        "schema": "au.payslip.v1",
+        "schema": PayslipSchema.AU_V1,
         "issued_at": "2026-11-13T09:00:00Z",
         "payslip_non_pii": {
             "period_start": "2026-10-30",
@@ -93,7 +94,7 @@ def sample_records() -> list[tuple[str, dict[str, Any], str]]:
         },
     )
     nz_v2 = {
-        "schema": "nz.payslip.v2",
+        "schema": PayslipSchema.NZ_V2,
         "issued_at": "2026-11-14T08:30:00Z",
         "payslip_non_pii": {
             "period_start": "2026-11-01",

@@ -35,6 +35,7 @@ from service.instance import (
     load_master_key,
     offline_config,
 )
+from service.protocol.vocabulary import KeyState, RecordStatus
 from service.storage.port import AddStatus, Client, KeyVersion, Record
 
 CHUNK = 1000
@@ -138,7 +139,7 @@ def _copy_keys(source: Any, target: Any) -> int:
         if existing_key is None:
             # As stored: states (active, live, retired) come over unchanged, nothing demoted.
             target.add_key(key, demote_active=False)
-        elif key.state == "retired" and existing_key.state != "retired":
+        elif key.state == KeyState.RETIRED and existing_key.state != KeyState.RETIRED:
             target.retire_key(key.key_version, key.retired_at or "")
     return len(keys)
 
@@ -169,7 +170,7 @@ def _catch_up(target: Any, record: Record, stored: Record | None) -> None:
     """A record copied by an earlier run may have been revoked or pinned in the source since."""
     if stored is None:
         return
-    if record.status == "revoked" and stored.status != "revoked":
+    if record.status == RecordStatus.REVOKED and stored.status != RecordStatus.REVOKED:
         target.revoke_record(
             record.service_reference, record.issuer_id, record.revoke_reason, record.revoked_at
         )

@@ -22,6 +22,7 @@ from service.protocol.pii_text import (
     nz_address,
     parse_pii_text,
 )
+from service.protocol.vocabulary import PayslipSchema
 
 __all__ = [
     "FORMATS",
@@ -44,10 +45,10 @@ __all__ = [
 #: The format a new payslip of each schema gets: the v2 formats carry the address and fit the
 #: country (AU2 lets an employer without an ABN name itself; NZ2 has the IRD number).
 PII_FORMAT_FOR_SCHEMA: dict[str, str] = {
-    "au.payslip.v1": "AU2",
-    "au.payslip.v2": "AU2",
-    "nz.payslip.v1": "NZ2",
-    "nz.payslip.v2": "NZ2",
+    PayslipSchema.AU_V1: "AU2",
+    PayslipSchema.AU_V2: "AU2",
+    PayslipSchema.NZ_V1: "NZ2",
+    PayslipSchema.NZ_V2: "NZ2",
 }
 
 

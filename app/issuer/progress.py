@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from app.issuer.row_status import RowStatus
+
 __all__ = ["PHASES", "PhaseCount", "Progress"]
 
 
@@ -95,11 +97,11 @@ class Progress:
 
     def count(self, result: _Outcome) -> None:
         self.rows += 1
-        if result.status == "created":
+        if result.status == RowStatus.CREATED:
             self.created += 1
-        elif result.status == "duplicate":
+        elif result.status == RowStatus.DUPLICATE:
             self.duplicate += 1
-        elif result.status == "rejected":
+        elif result.status == RowStatus.REJECTED:
             self.rejected += 1
         else:
             self.errors += 1

@@ -25,12 +25,13 @@ from PySide6.QtWidgets import (
 
 from app.ui.staff_style import label, local_time
 from service.protocol.schemas import ClientSummary, KeySummary, Overview
+from service.protocol.vocabulary import KeyState
 
 ROLES = {"admin": "Administer", "issuer": "Issue", "verifier": "Verify"}
-KEY_STATES = {
-    "active": "Current",
-    "live": "Previous (still verifies old payslips)",
-    "retired": "Retired",
+KEY_STATES: dict[str, str] = {
+    KeyState.ACTIVE: "Current",
+    KeyState.LIVE: "Previous (still verifies old payslips)",
+    KeyState.RETIRED: "Retired",
 }
 """A key's state in an office admin's words: the service says active / live / retired."""
 
@@ -199,7 +200,7 @@ class OverviewTabs(QTabWidget):
         actions, only with an admin sign-in)."""
         self.rotate_button.setEnabled(admin and selected_text(self.issuers, 1) is not None)
         key = self.key(selected_text(self.keys, 0))
-        self.retire_button.setEnabled(admin and key is not None and key.state != "retired")
+        self.retire_button.setEnabled(admin and key is not None and key.state != KeyState.RETIRED)
         client = self.client(selected_text(self.clients, 0))
         own = client is not None and client.client_id in self.own_ids
         # Left enabled for the app's own clients: pressing it says why it will not (a greyed

@@ -27,6 +27,7 @@ from service.protocol.schemas import (
     VerifierCreated,
     VerifierSummary,
 )
+from service.protocol.vocabulary import KeyState
 from service.storage.port import Issuer, Store, Verifier
 
 MAX_NAME = 200
@@ -94,7 +95,7 @@ class Admin:
         if not KEY_VERSION_RE.match(key_version):
             raise validation_failed("key_version", "must look like <issuer uuid>.<n>")
         retired = self._keys.retire(key_version)
-        return KeyRetired(key_version=retired.key_version, status="retired")
+        return KeyRetired(key_version=retired.key_version, status=KeyState.RETIRED)
 
     def disable_client(self, client_id: str) -> ClientDisabled:
         if not self._store.set_client_disabled(client_id, True):

@@ -17,6 +17,7 @@ from service.domain.errors import ServiceError, validation_failed
 from service.protocol.crypto import AuthenticationFailed, cipher, new_key, unwrap_key, wrap_key
 from service.protocol.encoding import b64url_decode, b64url_encode
 from service.protocol.errors import ErrorCode
+from service.protocol.vocabulary import KeyState
 from service.storage.port import KeyVersion, Store
 
 KEY_VERSION_RE = re.compile(
@@ -50,7 +51,7 @@ class KeyRing:
                 key_version=key_version,
                 issuer_id=issuer_id,
                 number=number,
-                state="active",
+                state=KeyState.ACTIVE,
                 wrapped=b64url_encode(wrapped),
                 created_at=iso_z(self._clock.now()),
             ),
@@ -73,7 +74,7 @@ class KeyRing:
             raise validation_failed(
                 "encryption_metadata.key_version", "is not a key version of this issuer"
             )
-        if key.state == "retired":
+        if key.state == KeyState.RETIRED:
             raise validation_failed(
                 "encryption_metadata.key_version", "this key version is retired; use the active one"
             )
@@ -110,7 +111,7 @@ class KeyRing:
         self, issuer_id: str, known: Sequence[KeyVersion] | None = None
     ) -> list[KeyVersion]:
         """Non-retired keys, newest first: the active key is the likeliest to authenticate."""
-        keys = [k for k in self._issuer_keys(issuer_id, known) if k.state != "retired"]
+        keys = [k for k in self._issuer_keys(issuer_id, known) if k.state != KeyState.RETIRED]
         return sorted(keys, key=lambda k: k.number, reverse=True)
 
     def retired_key_was_live_at(
@@ -123,7 +124,7 @@ class KeyRing:
         retirement in the same millisecond as the registration counts as live, and a retired key
         with no recorded retirement time is assumed live, so doubt never reads as tampering."""
         return any(
-            k.state == "retired"
+            k.state == KeyState.RETIRED
             and k.created_at <= registered_at
             and (k.retired_at is None or k.retired_at >= registered_at)
             for k in self._issuer_keys(issuer_id, known)
@@ -143,7 +144,7 @@ class KeyRing:
         return aead
 
     def unwrap(self, key: KeyVersion) -> bytes:
-        if key.state == "retired" or not key.wrapped:
+        if key.state == KeyState.RETIRED or not key.wrapped:
             raise ServiceError(ErrorCode.KEY_VERSION_UNAVAILABLE, "this key version is retired")
         try:
             return unwrap_key(b64url_decode(key.wrapped), self._master_key, key.key_version)

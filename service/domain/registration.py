@@ -36,6 +36,7 @@ from service.protocol.schemas import (
     BatchResult,
     RegistrationResult,
 )
+from service.protocol.vocabulary import BatchItemStatus
 from service.storage.port import AddOutcome, AddStatus, Record, Store
 
 
@@ -60,7 +61,7 @@ def _echo(item: dict[str, Any]) -> dict[str, str]:
 
 
 def _refused(echo: dict[str, str], error: ServiceError) -> dict[str, str]:
-    return {"status": "error", **echo, "code": error.code, "detail": error.detail}
+    return {"status": BatchItemStatus.ERROR, **echo, "code": error.code, "detail": error.detail}
 
 
 _CONFLICT = ServiceError(
@@ -129,10 +130,8 @@ class Registration:
         outcomes = self._store.add_records([record for _, record in pending]) if pending else []
         for (index, _), outcome in zip(pending, outcomes, strict=True):
             status = self._own(outcome, principal)
-            if status is AddStatus.CREATED:
-                results[index] = {"status": "created", **echoes[index]}
-            elif status is AddStatus.DUPLICATE:
-                results[index] = {"status": "duplicate", **echoes[index]}
+            if status is AddStatus.CREATED or status is AddStatus.DUPLICATE:
+                results[index] = {"status": status.value, **echoes[index]}
             else:
                 error = _CONFLICT if status is AddStatus.CONFLICT else _IV_REUSED
                 results[index] = _refused(echoes[index], error)

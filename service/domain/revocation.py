@@ -8,6 +8,7 @@ from service.domain.tokens import Principal
 from service.protocol.barcode_text import REFERENCE_RE
 from service.protocol.errors import ErrorCode
 from service.protocol.schemas import RevocationResult
+from service.protocol.vocabulary import RecordStatus
 from service.storage.port import Store
 
 
@@ -32,6 +33,6 @@ class Revocation:
             )
         return RevocationResult(
             service_reference=record.service_reference,
-            status="revoked",
+            status=RecordStatus.REVOKED,
             revoked_at=record.revoked_at,
         )

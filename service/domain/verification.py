@@ -21,6 +21,7 @@ from service.protocol.encoding import b64url_decode
 from service.protocol.errors import ErrorCode
 from service.protocol.pii_text import parse_pii_text
 from service.protocol.schemas import EmployeePii, VerificationResult, VerifyRequest
+from service.protocol.vocabulary import KeyState, RecordStatus
 from service.storage.port import Issuer, KeyVersion, Record, Store, StoreUnavailable
 
 log = logging.getLogger("service.verification")
@@ -93,7 +94,7 @@ class Verification:
             record.service_reference,
             read.issuer,
             VerificationResult(
-                verified=record.status == "active",
+                verified=record.status == RecordStatus.ACTIVE,
                 service_reference=record.service_reference,
                 payslip=payslip_view(record, read.issuer),
                 employee=EmployeePii.model_validate(parse_pii_text(plaintext)),
@@ -115,7 +116,7 @@ class Verification:
         iv, tag = b64url_decode(record.iv), b64url_decode(record.tag)
         if record.key_version:
             key = next((k for k in keys if k.key_version == record.key_version), None)
-            if key is None or key.state == "retired":
+            if key is None or key.state == KeyState.RETIRED:
                 raise ServiceError(
                     ErrorCode.KEY_VERSION_UNAVAILABLE,
                     "the key this payslip was encrypted with is retired",

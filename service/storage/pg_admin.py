@@ -13,6 +13,7 @@ lost connection (`Retry.NEVER`: it may have committed); writes whose repeat answ
 
 from __future__ import annotations
 
+from service.protocol.vocabulary import KeyState
 from service.storage.pg_database import Conn, PgDatabase, Retry, transaction
 from service.storage.pg_rows import client_from_row, key_from_row
 from service.storage.port import Client, Issuer, KeyVersion, Pairing, Verifier
@@ -152,9 +153,9 @@ class AdminTables:
             with transaction(conn):
                 if demote_active:
                     conn.execute(
-                        "UPDATE keys SET state = 'live' "
-                        "WHERE issuer_id = %s AND state = 'active' AND key_version <> %s",
-                        (key.issuer_id, key.key_version),
+                        "UPDATE keys SET state = %s "
+                        "WHERE issuer_id = %s AND state = %s AND key_version <> %s",
+                        (KeyState.LIVE, key.issuer_id, KeyState.ACTIVE, key.key_version),
                     )
                 conn.execute(
                     "INSERT INTO keys "
@@ -207,10 +208,10 @@ class AdminTables:
 
         def work(conn: Conn) -> KeyVersion | None:
             row = conn.execute(
-                "UPDATE keys SET state = 'retired', wrapped = '', "
+                "UPDATE keys SET state = %s, wrapped = '', "
                 "retired_at = COALESCE(retired_at, %s) "
                 "WHERE key_version = %s RETURNING *",
-                (at, key_version),
+                (KeyState.RETIRED, at, key_version),
             ).fetchone()
             return key_from_row(row) if row else None
 

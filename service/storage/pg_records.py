@@ -32,6 +32,7 @@ import orjson
 from psycopg import errors as pg_errors
 from psycopg.rows import DictRow
 
+from service.protocol.vocabulary import RecordStatus
 from service.storage.add_rule import resolve_additions
 from service.storage.pg_database import Conn, PgDatabase, Retry, transaction
 from service.storage.pg_rows import (
@@ -231,10 +232,17 @@ class RecordTables:
         def work(conn: Conn) -> Record | None:
             with transaction(conn):
                 row = conn.execute(
-                    "UPDATE records SET status = 'revoked', revoked_at = %s, revoke_reason = %s "
-                    "WHERE service_reference = %s AND issuer_id = %s AND status <> 'revoked' "
+                    "UPDATE records SET status = %s, revoked_at = %s, revoke_reason = %s "
+                    "WHERE service_reference = %s AND issuer_id = %s AND status <> %s "
                     "RETURNING *",
-                    (at, reason, service_reference, issuer_id),
+                    (
+                        RecordStatus.REVOKED,
+                        at,
+                        reason,
+                        service_reference,
+                        issuer_id,
+                        RecordStatus.REVOKED,
+                    ),
                 ).fetchone()
                 if row is None:
                     row = conn.execute(
@@ -252,8 +260,9 @@ class RecordTables:
             result = Counts()
             for row in conn.execute(
                 "SELECT issuer_id, count(*) AS total, "
-                "count(*) FILTER (WHERE status = 'revoked') AS revoked "
-                "FROM records GROUP BY issuer_id ORDER BY issuer_id"
+                "count(*) FILTER (WHERE status = %s) AS revoked "
+                "FROM records GROUP BY issuer_id ORDER BY issuer_id",
+                (RecordStatus.REVOKED,),
             ):
                 result.records_by_issuer[row["issuer_id"]] = row["total"]
                 if row["revoked"]:

@@ -14,6 +14,7 @@ from typing import Any, Final, TypeVar
 import orjson
 from psycopg.types.json import Jsonb
 
+from service.protocol.vocabulary import KeyState, RecordStatus
 from service.storage.port import Client, KeyVersion, Record
 
 RECORD_INSERT: Final = (
@@ -82,11 +83,17 @@ def _from_row(kind: type[_Row], row: Mapping[str, Any]) -> _Row:
 
 
 def record_from_row(row: Mapping[str, Any]) -> Record:
-    return _from_row(Record, row)
+    """A record with its status as the enum (the column holds the word)."""
+    values = {name: row[name] for name in _COLUMNS[Record]}
+    values["status"] = RecordStatus(values["status"])
+    return Record(**values)
 
 
 def key_from_row(row: Mapping[str, Any]) -> KeyVersion:
-    return _from_row(KeyVersion, row)
+    """A key with its state as the enum (the column holds the word)."""
+    values = {name: row[name] for name in _COLUMNS[KeyVersion]}
+    values["state"] = KeyState(values["state"])
+    return KeyVersion(**values)
 
 
 def client_from_row(row: Mapping[str, Any]) -> Client:

@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from service.protocol.errors import ErrorCode
+from service.protocol.vocabulary import BatchItemStatus, KeyState, RecordStatus
+
 
 @dataclass(slots=True)
 class Record:
@@ -34,16 +37,20 @@ class Record:
     key_version: str | None
     fingerprint: str
     registered_at: str
-    status: str = "active"
+    status: RecordStatus = RecordStatus.ACTIVE
     revoked_at: str | None = None
     revoke_reason: str | None = None
 
 
 class AddStatus(enum.Enum):
-    CREATED = "created"
-    DUPLICATE = "duplicate"
-    CONFLICT = "conflict"
-    IV_REUSED = "iv_reused"
+    """What the store did with one record. Not a wire word itself: its value is what the wire
+    says for it, a batch result's `BatchItemStatus` for the two outcomes that store or find a
+    record, the `ErrorCode` of the two refusals."""
+
+    CREATED = BatchItemStatus.CREATED
+    DUPLICATE = BatchItemStatus.DUPLICATE
+    CONFLICT = ErrorCode.CONFLICT
+    IV_REUSED = ErrorCode.IV_REUSED
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +109,7 @@ class KeyVersion:
     key_version: str
     issuer_id: str
     number: int
-    state: str
+    state: KeyState
     wrapped: str
     created_at: str
     retired_at: str | None = None

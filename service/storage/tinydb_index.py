@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from service.protocol.vocabulary import RecordStatus
 from service.storage.journal import Doc, Tables
 
 
@@ -28,7 +29,7 @@ class RecordIndex:
         for doc in tables.get("records", {}).values():
             by_iv[(doc["issuer_id"], doc["iv"])] = doc["service_reference"]
             records[doc["issuer_id"]] += 1
-            if doc.get("status") == "revoked":
+            if doc.get("status") == RecordStatus.REVOKED:
                 revoked[doc["issuer_id"]] += 1
         self.by_iv, self.records, self.revoked = by_iv, records, revoked
 
@@ -40,12 +41,12 @@ class RecordIndex:
             if self.by_iv.get(key) == old["service_reference"]:
                 del self.by_iv[key]
             _decrement(self.records, old["issuer_id"])
-            if old.get("status") == "revoked":
+            if old.get("status") == RecordStatus.REVOKED:
                 _decrement(self.revoked, old["issuer_id"])
         if new is not None:
             self.by_iv[(new["issuer_id"], new["iv"])] = new["service_reference"]
             self.records[new["issuer_id"]] += 1
-            if new.get("status") == "revoked":
+            if new.get("status") == RecordStatus.REVOKED:
                 self.revoked[new["issuer_id"]] += 1
 
 

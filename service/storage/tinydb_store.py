@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, Unpack, cast
 
+from service.protocol.vocabulary import KeyState, RecordStatus
 from service.storage.add_rule import resolve_additions
 from service.storage.journal import Doc
 from service.storage.port import (
@@ -98,6 +99,17 @@ def _build(cls: Callable[..., T], doc: Doc) -> T:
         return cls(**{k: v for k, v in doc.items() if k in names})
 
 
+def _record(doc: Doc) -> Record:
+    """A stored record with its status as the enum (documents hold the plain word once they
+    have been read back from disk)."""
+    return _build(Record, {**doc, "status": RecordStatus(doc["status"])})
+
+
+def _key(doc: Doc) -> KeyVersion:
+    """A stored key with its state as the enum (see `_record`)."""
+    return _build(KeyVersion, {**doc, "state": KeyState(doc["state"])})
+
+
 def _as_doc(obj: Any) -> Doc:
     return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
@@ -135,7 +147,7 @@ class TinyDBStore:
         def run(tx: Tx) -> list[AddOutcome]:
             def stored(reference: str) -> Record | None:
                 doc = tx.get("records", reference)
-                return None if doc is None else _build(Record, doc)
+                return None if doc is None else _record(doc)
 
             # The index is read inside the transaction: a reload replaces it.
             plan = resolve_additions(records, stored, self._index.by_iv)
@@ -149,7 +161,7 @@ class TinyDBStore:
 
     def get_record(self, service_reference: str) -> Record | None:
         doc = self.storage.get("records", service_reference)
-        return None if doc is None else _build(Record, doc)
+        return None if doc is None else _record(doc)
 
     def read_for_verification(
         self, service_reference: str, client_id: str | None = None
@@ -160,7 +172,7 @@ class TinyDBStore:
         if record is None:
             return VerificationRead(None, client=client)
         keys = tuple(
-            _build(KeyVersion, d)
+            _key(d)
             for d in self.storage.docs("keys")
             if d["issuer_id"] == record.issuer_id or d["key_version"] == record.key_version
         )
@@ -173,7 +185,7 @@ class TinyDBStore:
 
     def all_records(self) -> list[Record]:
         """Every record, in insertion order (not part of the port: used by `migrate-store`)."""
-        return [_build(Record, doc) for doc in self.storage.docs("records")]
+        return [_record(doc) for doc in self.storage.docs("records")]
 
     def pin_key(self, service_reference: str, key_version: str) -> None:
         """Pins only an unpinned record: when two verifications race, the first pin stays."""
@@ -195,11 +207,11 @@ class TinyDBStore:
             doc = tx.get("records", service_reference)
             if doc is None or doc["issuer_id"] != issuer_id:
                 return None
-            if doc["status"] == "revoked":
-                return _build(Record, doc)
-            new = {**doc, "status": "revoked", "revoked_at": at, "revoke_reason": reason}
+            if doc["status"] == RecordStatus.REVOKED:
+                return _record(doc)
+            new = {**doc, "status": RecordStatus.REVOKED, "revoked_at": at, "revoke_reason": reason}
             tx.put("records", new)
-            return _build(Record, new)
+            return _record(new)
 
         return self.storage.transact(run)
 
@@ -282,21 +294,21 @@ class TinyDBStore:
                 for doc in tx.docs("keys"):
                     if (
                         doc["issuer_id"] == key.issuer_id
-                        and doc["state"] == "active"
+                        and doc["state"] == KeyState.ACTIVE
                         and doc["key_version"] != key.key_version
                     ):
-                        tx.put("keys", {**doc, "state": "live"})
+                        tx.put("keys", {**doc, "state": KeyState.LIVE})
             tx.put("keys", _as_doc(key))
 
         self.storage.transact(run)
 
     def get_key(self, key_version: str) -> KeyVersion | None:
         doc = self.storage.get("keys", key_version)
-        return None if doc is None else _build(KeyVersion, doc)
+        return None if doc is None else _key(doc)
 
     def list_keys(self, issuer_id: str | None = None) -> list[KeyVersion]:
         return [
-            _build(KeyVersion, d)
+            _key(d)
             for d in self.storage.docs("keys")
             if issuer_id is None or d["issuer_id"] == issuer_id
         ]
@@ -310,11 +322,11 @@ class TinyDBStore:
             doc = tx.get("keys", key_version)
             if doc is None:
                 return None
-            if doc["state"] == "retired" and not doc["wrapped"]:
-                return _build(KeyVersion, doc)
-            new = {**doc, "state": "retired", "wrapped": "", "retired_at": at}
+            if doc["state"] == KeyState.RETIRED and not doc["wrapped"]:
+                return _key(doc)
+            new = {**doc, "state": KeyState.RETIRED, "wrapped": "", "retired_at": at}
             tx.put("keys", new)
-            return _build(KeyVersion, new)
+            return _key(new)
 
         retired = self.storage.transact(run)
         if retired is not None:

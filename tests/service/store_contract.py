@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from service.protocol.vocabulary import KeyState, PayslipSchema, RecordStatus
 from service.storage.port import (
     AddOutcome,
     AddStatus,
@@ -73,7 +74,7 @@ def make_record(
     record = Record(
         service_reference=ref,
         issuer_id=issuer,
-        schema="au.payslip.v2",
+        schema=PayslipSchema.AU_V2,
         issued_at="2026-01-31T00:00:00Z",
         payslip_non_pii={
             "pay_period": {"start": "2026-01-01", "end": "2026-01-31"},
@@ -94,7 +95,9 @@ def statuses(outcomes: list[AddOutcome]) -> list[AddStatus]:
     return [o.status for o in outcomes]
 
 
-def make_key(kv: str, issuer: str = ISSUER_A, number: int = 1, state: str = "active") -> KeyVersion:
+def make_key(
+    kv: str, issuer: str = ISSUER_A, number: int = 1, state: KeyState = KeyState.ACTIVE
+) -> KeyVersion:
     return KeyVersion(
         key_version=kv,
         issuer_id=issuer,
@@ -149,7 +152,7 @@ class StoreContract:
         rec = make_record(
             "ref-opt",
             key_version=None,
-            status="revoked",
+            status=RecordStatus.REVOKED,
             revoked_at="2026-03-01T00:00:00Z",
             revoke_reason=None,
         )
@@ -343,19 +346,19 @@ class StoreContract:
         store.add_records([make_record("ref-1")])
         revoked = store.revoke_record("ref-1", ISSUER_A, "wrong amount", "2026-03-01T00:00:00Z")
         assert revoked is not None
-        assert revoked.status == "revoked"
+        assert revoked.status == RecordStatus.REVOKED
         assert revoked.revoked_at == "2026-03-01T00:00:00Z"
         assert revoked.revoke_reason == "wrong amount"
         assert store.get_record("ref-1") == revoked
-        assert replace(revoked, status="active", revoked_at=None, revoke_reason=None) == (
-            make_record("ref-1")
-        )
+        assert replace(
+            revoked, status=RecordStatus.ACTIVE, revoked_at=None, revoke_reason=None
+        ) == (make_record("ref-1"))
 
     def test_revoke_without_reason(self, store: Store) -> None:
         store.add_records([make_record("ref-1")])
         revoked = store.revoke_record("ref-1", ISSUER_A, None, "2026-03-01T00:00:00Z")
         assert revoked is not None
-        assert revoked.status == "revoked"
+        assert revoked.status == RecordStatus.REVOKED
         assert revoked.revoke_reason is None
 
     def test_revoke_repeat_keeps_first(self, store: Store) -> None:
@@ -492,16 +495,16 @@ class StoreContract:
         store.add_key(b1, demote_active=True)
         a2 = make_key("kv-a2", ISSUER_A, 2)
         store.add_key(a2, demote_active=True)
-        assert store.get_key("kv-a1") == replace(a1, state="live")
+        assert store.get_key("kv-a1") == replace(a1, state=KeyState.LIVE)
         assert store.get_key("kv-a2") == a2
         assert store.get_key("kv-b1") == b1  # other issuers untouched
         by_number = sorted(store.list_keys(ISSUER_A), key=lambda k: k.number)
-        assert [k.state for k in by_number] == ["live", "active"]
+        assert [k.state for k in by_number] == [KeyState.LIVE, KeyState.ACTIVE]
 
     def test_add_key_without_demotion(self, store: Store) -> None:
         a1 = make_key("kv-a1", ISSUER_A, 1)
         store.add_key(a1, demote_active=False)
-        store.add_key(make_key("kv-a2", ISSUER_A, 2, state="live"), demote_active=False)
+        store.add_key(make_key("kv-a2", ISSUER_A, 2, state=KeyState.LIVE), demote_active=False)
         assert store.get_key("kv-a1") == a1
 
     def test_retire_key_destroys_material(self, store: Store) -> None:
@@ -509,11 +512,45 @@ class StoreContract:
         store.add_key(a1, demote_active=True)
         store.add_key(make_key("kv-a2", ISSUER_A, 2), demote_active=True)
         retired = store.retire_key("kv-a1", "2026-05-01T00:00:00Z")
-        expected = replace(a1, state="retired", wrapped="", retired_at="2026-05-01T00:00:00Z")
+        expected = replace(
+            a1, state=KeyState.RETIRED, wrapped="", retired_at="2026-05-01T00:00:00Z"
+        )
         assert retired == expected
         assert store.get_key("kv-a1") == expected
         assert store.get_key("kv-a2") == make_key("kv-a2", ISSUER_A, 2)
         assert store.retire_key("nope", "2026-05-01T00:00:00Z") is None
+
+    def test_statuses_and_states_come_back_as_their_enums(self, store: Store) -> None:
+        """Every read gives the vocabulary's members, not bare words, whichever way the record
+        or key was last changed (added, revoked, demoted, retired), so code that holds a
+        `Record` or `KeyVersion` can trust its types."""
+        store.add_records([make_record("ref-1"), make_record("ref-2")])
+        store.revoke_record("ref-1", ISSUER_A, None, "2026-03-01T00:00:00Z")
+        for number in (1, 2, 3):
+            store.add_key(make_key(f"kv-a{number}", number=number), demote_active=True)
+        store.retire_key("kv-a1", "2026-03-01T00:00:00Z")
+
+        def typed(word: object) -> tuple[type, object]:
+            return type(word), word
+
+        records = [store.get_record("ref-1"), store.get_record("ref-2")]
+        records.append(store.read_for_verification("ref-1").record)
+        assert [typed(r.status) for r in records if r is not None] == [
+            (RecordStatus, RecordStatus.REVOKED),
+            (RecordStatus, RecordStatus.ACTIVE),
+            (RecordStatus, RecordStatus.REVOKED),
+        ]
+        keys = store.list_keys(ISSUER_A)
+        assert [typed(k.state) for k in keys] == [
+            (KeyState, KeyState.RETIRED),
+            (KeyState, KeyState.LIVE),
+            (KeyState, KeyState.ACTIVE),
+        ]
+        assert [typed(k.state) for k in store.read_for_verification("ref-1").keys] == [
+            typed(k.state) for k in keys
+        ]
+        key = store.get_key("kv-a2")
+        assert key is not None and typed(key.state) == (KeyState, KeyState.LIVE)
 
     # --- settings, lifecycle ---------------------------------------------------------------
 
@@ -521,7 +558,7 @@ class StoreContract:
         """The record with its issuer, every key of that issuer (retired ones included, in
         insertion order), the key it is pinned to even if another issuer's, and the client."""
         store.add_issuer(Issuer(ISSUER_A, "Acme Payroll", "2026-01-01T00:00:00Z"))
-        a1, a2 = make_key("kv-a1", number=1, state="live"), make_key("kv-a2", number=2)
+        a1, a2 = make_key("kv-a1", number=1, state=KeyState.LIVE), make_key("kv-a2", number=2)
         b1 = make_key("kv-b1", issuer=ISSUER_B)
         for key in (a1, b1, a2):
             store.add_key(key, demote_active=False)
@@ -533,7 +570,7 @@ class StoreContract:
         assert read.record == make_record("ref-1", key_version=None)
         assert read.issuer == Issuer(ISSUER_A, "Acme Payroll", "2026-01-01T00:00:00Z")
         assert read.keys == (store.get_key("kv-a1"), a2)
-        assert read.keys[0].state == "retired" and read.keys[0].wrapped == ""
+        assert read.keys[0].state == KeyState.RETIRED and read.keys[0].wrapped == ""
         assert read.client == make_client("cli-v", role="verifier", owner="ver-1")
         assert store.read_for_verification("ref-2").keys == (store.get_key("kv-a1"), b1, a2)
         assert store.read_for_verification("ref-2").client is None
@@ -553,11 +590,11 @@ class StoreContract:
         store.add_key(make_key("kv-1"), demote_active=False)
         store.add_client(make_client("cli-v", role="verifier", owner="ver-1"))
         store.add_records([make_record("ref-1")])
-        assert store.read_for_verification("ref-1", "cli-v").keys[0].state == "active"
+        assert store.read_for_verification("ref-1", "cli-v").keys[0].state == KeyState.ACTIVE
         store.retire_key("kv-1", "2026-03-01T00:00:00Z")
         store.set_client_disabled("cli-v", True)
         read = store.read_for_verification("ref-1", "cli-v")
-        assert read.keys[0].state == "retired"
+        assert read.keys[0].state == KeyState.RETIRED
         assert read.client is not None and read.client.disabled
         store.pin_key("ref-2", "kv-1")  # harmless on an unknown reference
         assert store.read_for_verification("ref-2", "cli-v").record is None

@@ -19,6 +19,7 @@ from typing import IO
 import pytest
 from tinydb import Query, TinyDB
 
+from service.protocol.vocabulary import KeyState, RecordStatus
 from service.storage import tinydb_compaction
 from service.storage.journal import JOURNAL_NAME, SNAPSHOT_NAME
 from service.storage.port import AddStatus, Issuer, Store, StoreUnavailable
@@ -70,7 +71,12 @@ def assert_filled(store: TinyDBStore) -> None:
     assert store.get_record("r49") == make_record("r49")
     revoked = store.get_record("r1")
     assert revoked is not None
-    assert (revoked.status, revoked.revoke_reason) == ("revoked", "mistake")
+    # Read back from the files as the enum, not the bare word the JSON holds.
+    assert (type(revoked.status), revoked.status, revoked.revoke_reason) == (
+        RecordStatus,
+        RecordStatus.REVOKED,
+        "mistake",
+    )
     pinned = store.get_record("b1")
     assert pinned is not None
     assert pinned.key_version == "kv-b1"
@@ -78,7 +84,9 @@ def assert_filled(store: TinyDBStore) -> None:
     assert store.counts().revoked_by_issuer == {ISSUER_A: 1}
     assert store.list_issuers() == [Issuer(ISSUER_A, "Acme", "2026-01-01T00:00:00Z")]
     assert store.get_client("cl-1") == replace(make_client("cl-1"), disabled=True)
-    assert store.get_key("kv-a1") == replace(make_key("kv-a1"), state="live")
+    demoted = store.get_key("kv-a1")
+    assert demoted == replace(make_key("kv-a1"), state=KeyState.LIVE)
+    assert demoted is not None and type(demoted.state) is KeyState
     assert store.get_setting("signing_key") == "wrapped-signing"
     # The indexes were rebuilt: the rules still apply after a reopen.
     assert store.add_records([make_record("x", iv="iv-r3")])[0].status is AddStatus.IV_REUSED
@@ -241,10 +249,10 @@ def test_another_process_writes_are_seen(tmp_path: Path) -> None:
             """
             print(store.get_record("r1").iv)
             store.add_client(make_client("cl-cli"))
-            print(store.add_records([make_record("r2", iv="iv-1")])[0].status.value)
+            print(store.add_records([make_record("r2", iv="iv-1")])[0].status.name)
             """,
         )
-        assert out.split() == ["iv-1", "iv_reused"]
+        assert out.split() == ["iv-1", "IV_REUSED"]
         assert server.get_client("cl-cli") == make_client("cl-cli")
         server.set_client_disabled("cl-cli", True)
         out = run_other_process(tmp_path, 'print(store.get_client("cl-cli").disabled)')

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.issuer.journal import JournalError, RunJournal
 from app.issuer.records import IssuerKey, utc_now
+from app.issuer.row_status import RowStatus
 from app.issuer.run.results import RecordResult
 from app.issuer.run.rows import PayrunRow
 from service.protocol.encoding import b64url_decode, b64url_encode
@@ -111,7 +112,7 @@ def replay(journal: RunJournal) -> tuple[Acked, Pending]:
         elif kind == "ack":
             for data in frame["results"]:
                 fingerprint = str(data.pop("fingerprint", ""))
-                result = RecordResult(**data)
+                result = RecordResult(**{**data, "status": RowStatus(data["status"])})
                 pending.pop(result.row, None)
                 acked[result.row] = (result, fingerprint)
     return acked, pending

@@ -22,6 +22,7 @@ from pathlib import Path
 from app.issuer.journal import RunJournal
 from app.issuer.output import OutputError
 from app.issuer.progress import Progress
+from app.issuer.row_status import RowStatus
 from app.issuer.run.journal_replay import Entry
 from app.issuer.run.results import RecordResult, RunSettings
 from app.issuer.sealing import build_payload_v2, build_scan_url_v2
@@ -50,7 +51,7 @@ class _Inflight:
     batch: list[Entry]
     window: Window
     results: dict[int, RecordResult]  # rows the service refused
-    jobs: list[tuple[Entry, str, OutputJob]]  # (entry, status, job) of the others
+    jobs: list[tuple[Entry, RowStatus, OutputJob]]  # (entry, status, job) of the others
     pending: PendingJobs
 
 
@@ -88,10 +89,10 @@ class BatchOutputs:
         settings = self._settings
         out = settings.out_dir
         results: dict[int, RecordResult] = {}
-        jobs: list[tuple[Entry, str, OutputJob]] = []
+        jobs: list[tuple[Entry, RowStatus, OutputJob]] = []
         for entry, answer in zip(batch, answers, strict=True):
-            status = answer.status
-            if status in ("created", "duplicate"):
+            status = RowStatus.of_answer(answer.status)
+            if status.registered:
                 badge = f"badges/{entry.stem}.png"
                 pdf_out = f"pdfs/{entry.stem}.pdf" if entry.pdf else None
                 job = OutputJob(
@@ -114,7 +115,7 @@ class BatchOutputs:
                     f"the service refused it: {detail}" if detail else "the service refused it"
                 )
                 results[entry.row] = RecordResult(
-                    entry.row, entry.external_id, "error", entry.reference, code, reason
+                    entry.row, entry.external_id, status, entry.reference, code, reason
                 )
         pending = self._pool.submit([job for _, _, job in jobs])
         self._inflight = _Inflight(number, batch, window, results, jobs, pending)
@@ -141,7 +142,7 @@ class BatchOutputs:
                 raise OutputError(0, outcome.problem)
             reason = (
                 ""
-                if status == "created"
+                if status is RowStatus.CREATED
                 else ("already registered by an earlier attempt; nothing new was created")
             )
             if outcome.problem:

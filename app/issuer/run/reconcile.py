@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.issuer.records import IssuerKey, non_pii_record
+from app.issuer.row_status import RowStatus
 from app.issuer.run.journal_replay import Acked, Entry, Pending
 from app.issuer.run.results import RecordResult
 from app.issuer.run.rows import PayrunRow
@@ -74,7 +75,7 @@ def seal_row(row: PayrunRow, fingerprint: str, key: IssuerKey, issued_at: str) -
 def _changed(row: PayrunRow, reference: str, reason: str) -> Reconciled:
     """A row edited since an interrupted run registered or sent it: rejected, keeping the
     reference the service already holds so the clerk can find it."""
-    result = RecordResult(row.number, row.external_id, "rejected", reference, reason=reason)
+    result = RecordResult(row.number, row.external_id, RowStatus.REJECTED, reference, reason=reason)
     return Reconciled("changed", result=result)
 
 

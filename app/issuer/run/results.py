@@ -15,6 +15,7 @@ from pathlib import Path
 from app.issuer.badges import BADGE_WIDTH
 from app.issuer.export.mapping import ExportMapping
 from app.issuer.progress import Progress
+from app.issuer.row_status import RowStatus
 
 __all__ = [
     "MAX_BATCH",
@@ -79,7 +80,7 @@ class RecordResult:
 
     row: int
     external_id: str
-    status: str  # created | duplicate | error | rejected
+    status: RowStatus
     service_reference: str = ""
     code: str = ""
     reason: str = ""
@@ -88,7 +89,7 @@ class RecordResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("created", "duplicate")
+        return self.status.registered
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ from app.issuer.journal import exists_in as journal_exists
 from app.issuer.output import atomic_writer, check_writable
 from app.issuer.progress import Progress
 from app.issuer.records import IssuerKey
+from app.issuer.row_status import RowStatus
 from app.issuer.run.journal_replay import Acked, Entry, Pending, fingerprint, open_header, replay
 from app.issuer.run.outputs import BatchOutputs, Window
 from app.issuer.run.reconcile import reconcile
@@ -237,7 +238,10 @@ class PayRun:
             if isinstance(item, RowProblem):
                 window.append(
                     RecordResult(
-                        item.number, item.external_id, "rejected", reason="; ".join(item.reasons)
+                        item.number,
+                        item.external_id,
+                        RowStatus.REJECTED,
+                        reason="; ".join(item.reasons),
                     )
                 )
             else:
@@ -322,7 +326,7 @@ class PayRun:
         except BaseException:
             self._settle_quietly(journal, writer)
             raise
-        refused = sum(a.status not in ("created", "duplicate") for a in answers)
+        refused = sum(not RowStatus.of_answer(a.status).registered for a in answers)
         with self._counts:
             self.progress.batches += 1
             self.progress.answered += len(batch)

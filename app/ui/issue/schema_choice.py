@@ -13,16 +13,17 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout
 
 from app.ui.issue.field_editor import compact_combo
 from app.ui.staff_style import label
+from service.protocol.vocabulary import PayslipSchema
 
 #: Country first, in words; the older formats only under "More formats".
 SCHEMA_LABELS = {
-    "au.payslip.v2": "Australia",
-    "nz.payslip.v2": "New Zealand",
-    "au.payslip.v1": "Australia — older format (amounts in whole cents)",
-    "nz.payslip.v1": "New Zealand — older format (amounts in whole cents)",
+    PayslipSchema.AU_V2: "Australia",
+    PayslipSchema.NZ_V2: "New Zealand",
+    PayslipSchema.AU_V1: "Australia — older format (amounts in whole cents)",
+    PayslipSchema.NZ_V1: "New Zealand — older format (amounts in whole cents)",
 }
-CURRENT = ("au.payslip.v2", "nz.payslip.v2")
-OLDER = ("au.payslip.v1", "nz.payslip.v1")
+CURRENT = (PayslipSchema.AU_V2, PayslipSchema.NZ_V2)
+OLDER = (PayslipSchema.AU_V1, PayslipSchema.NZ_V1)
 
 
 class SchemaChoice(QObject):
@@ -59,7 +60,8 @@ class SchemaChoice(QObject):
         self.combo.setCurrentIndex(self.combo.findData(schema))
 
     def _add(self, schema: str) -> None:
-        self.combo.addItem(SCHEMA_LABELS[schema], schema)
+        # The plain text as the item's data: `findData` compares it with the text callers pass.
+        self.combo.addItem(SCHEMA_LABELS[PayslipSchema(schema)], str(schema))
         self.combo.setItemData(
             self.combo.count() - 1, f"Format {schema}", Qt.ItemDataRole.ToolTipRole
         )

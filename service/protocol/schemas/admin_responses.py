@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import SerializerFunctionWrapHandler, WithJsonSchema, model_serializer
 
+from service.protocol.vocabulary import KeyState
+
 from .responses import Time, WireModel
 
 __all__ = [
@@ -63,7 +65,7 @@ class KeyCreated(WireModel):
 
 class KeyRetired(WireModel):
     key_version: str
-    status: Literal["retired"]
+    status: Literal[KeyState.RETIRED]
 
 
 class ClientDisabled(WireModel):
@@ -126,8 +128,9 @@ NullableTime = Annotated[
 
 
 class KeySummary(WireModel):
-    """An issuer key version. `state` is active or retired; `retired_at` is null until then, and
-    is the one field on this wire sent as null rather than left out (it always was)."""
+    """An issuer key version. `state` is a `KeyState` (active, live or retired), read as text
+    like every documented value that may grow; `retired_at` is null until retirement, and is the
+    one field on this wire sent as null rather than left out (it always was)."""
 
     key_version: str
     issuer_id: str

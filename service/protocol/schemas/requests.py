@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
 from pydantic.config import JsonDict
 
+from service.protocol.vocabulary import PayslipSchema
+
 from .au_v1 import AuPayslipV1
 from .au_v2 import AuPayslipV2
 from .common import ClosedModel
@@ -30,15 +32,23 @@ from .scalars import (
     Timestamp,
 )
 
-SchemaId = Literal["au.payslip.v1", "nz.payslip.v1", "au.payslip.v2", "nz.payslip.v2"]
+SchemaId = Literal[
+    PayslipSchema.AU_V1, PayslipSchema.NZ_V1, PayslipSchema.AU_V2, PayslipSchema.NZ_V2
+]
+"""A request's `schema`: every `PayslipSchema`, spelled as a Literal because validation is strict
+(a strict enum field refuses the plain text JSON parses to; a Literal of members accepts it and
+gives the member). A test keeps the two equal."""
 PayslipNonPii = AuPayslipV1 | NzPayslipV1 | AuPayslipV2 | NzPayslipV2
 
 PAYSLIP_SCHEMAS: dict[str, type[AuPayslipV1 | NzPayslipV1 | AuPayslipV2 | NzPayslipV2]] = {
-    "au.payslip.v1": AuPayslipV1,
-    "nz.payslip.v1": NzPayslipV1,
-    "au.payslip.v2": AuPayslipV2,
-    "nz.payslip.v2": NzPayslipV2,
+    PayslipSchema.AU_V1: AuPayslipV1,
+    PayslipSchema.NZ_V1: NzPayslipV1,
+    PayslipSchema.AU_V2: AuPayslipV2,
+    PayslipSchema.NZ_V2: NzPayslipV2,
 }
+
+*_earlier, _last = PayslipSchema
+_SCHEMA_NAMES = f"{', '.join(_earlier)} or {_last}"
 
 
 def schema_selects_payslip(schema: JsonDict, cls: type[Any]) -> None:
@@ -74,8 +84,7 @@ class PayslipRecord(ClosedModel):
     schema_id: SchemaId = Field(alias="schema")
     issued_at: Timestamp
     payslip_non_pii: PayslipNonPii = Field(
-        description="Shape selected by `schema`: au.payslip.v1, nz.payslip.v1, au.payslip.v2 or "
-        "nz.payslip.v2."
+        description=f"Shape selected by `schema`: {_SCHEMA_NAMES}."
     )
     encryption_metadata: EncryptionMetadata
 

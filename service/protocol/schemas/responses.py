@@ -25,6 +25,7 @@ from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from service.protocol.errors import ErrorCode
+from service.protocol.vocabulary import BatchItemStatus, RecordStatus
 
 from .requests import PayslipNonPii, schema_selects_payslip
 
@@ -59,15 +60,17 @@ registered; kept as text, never re-formatted."""
 def _documented(*values: str) -> WithJsonSchema:
     """The values the document lists for a field that is read as plain text (see the module
     docstring: a newer service may add one, and a client must still read the answer)."""
-    return WithJsonSchema({"type": "string", "enum": list(values)})
+    return WithJsonSchema({"type": "string", "enum": [str(value) for value in values]})
 
 
 BatchErrorCode = Annotated[
     str, _documented(ErrorCode.VALIDATION_FAILED, ErrorCode.CONFLICT, ErrorCode.IV_REUSED)
 ]
 """The codes a batch record's own result can carry (PROTOCOL §6); the rest fail the request."""
-BatchStatus = Annotated[str, _documented("created", "duplicate", "error")]
-RecordStatus = Annotated[str, _documented("active", "revoked")]
+BatchStatus = Annotated[str, _documented(*BatchItemStatus)]
+"""A `BatchItemStatus`, read as text."""
+RecordStatusText = Annotated[str, _documented(*RecordStatus)]
+"""A `RecordStatus`, read as text."""
 
 
 class WireModel(BaseModel):
@@ -131,7 +134,7 @@ class RevocationResult(WireModel):
     """An issuer revoked one of its records; revoking again answers the same."""
 
     service_reference: Reference
-    status: Literal["revoked"]
+    status: Literal[RecordStatus.REVOKED]
     revoked_at: Time
 
 
@@ -172,7 +175,7 @@ class PayslipView(WireModel):
     schema_id: str = Field(alias="schema")
     issued_at: Time
     payslip_non_pii: RegisteredPayslip
-    status: RecordStatus
+    status: RecordStatusText
     issuer: IssuerRef
     registered_at: Time
     revoked_at: Time | None = None

@@ -1,0 +1,36 @@
+"""The app's words for the service's vocabulary (`service.protocol.vocabulary`): every member has
+its words wherever the app shows or writes one, so a word added to the protocol cannot reach a
+screen or results.csv untranslated."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.issuer.pii import PII_FORMAT_FOR_SCHEMA, format_for_schema
+from app.issuer.row_status import RowStatus
+from app.ui.admin_overview import KEY_STATES
+from app.ui.issue.schema_choice import CURRENT, OLDER, SCHEMA_LABELS
+from service.protocol.vocabulary import BatchItemStatus, KeyState, PayslipSchema
+
+
+def test_every_key_state_has_its_office_words() -> None:
+    assert set(KEY_STATES) == set(KeyState)
+    assert KEY_STATES["live"] == "Previous (still verifies old payslips)"  # read from the wire
+
+
+def test_every_schema_is_offered_by_country_and_has_its_pii_format() -> None:
+    assert set(SCHEMA_LABELS) == set(CURRENT) | set(OLDER) == set(PayslipSchema)
+    assert set(PII_FORMAT_FOR_SCHEMA) == set(PayslipSchema)
+    assert format_for_schema("nz.payslip.v1") == "NZ2"  # the plain word a file or form holds
+
+
+@pytest.mark.parametrize("answered", list(BatchItemStatus))
+def test_a_rows_status_is_the_services_word_for_its_record(answered: BatchItemStatus) -> None:
+    status = RowStatus.of_answer(str(answered))
+    assert status.value == answered.value
+    assert status.registered is (answered is not BatchItemStatus.ERROR)
+
+
+def test_a_word_from_a_newer_service_counts_the_row_as_refused() -> None:
+    assert RowStatus.of_answer("queued") is RowStatus.ERROR
+    assert not RowStatus.REJECTED.registered
