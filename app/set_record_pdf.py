@@ -29,13 +29,13 @@ from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import DocumentReceipt
 from app.receipts import verdict_words
 from app.record_pdf import DPI, _draw_qr, _font, _mm, page_size_for, record_lines
-from app.ui.style import INK, MUTED, PALETTES
+from app.ui.style import INK, MUTED, PALETTES, Tone
 from app.verdicts import HEADLINES, Verdict
 
 QR_MM = 55
 TEXT_CHUNK = 118
 """Receipt characters per printed line under a block (monospace, full width)."""
-_TONES: dict[Verdict, str] = {
+_TONES: dict[Verdict, Tone] = {
     "verified": "verified",
     "not_verified": "not_verified",
     "cannot_verify": "error",

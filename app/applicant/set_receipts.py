@@ -76,7 +76,8 @@ def fetch_receipts(
 
 def receipt_file_name(receipt: DocumentReceipt) -> str:
     """``receipt-2-<reference>.jws``: the document's place in the set (1-based) and whose it is."""
-    reference = "".join(c for c in receipt.claims.sub if c.isalnum() or c in "-_")[:40]
+    sub = receipt.claims.sub or ""
+    reference = "".join(c for c in sub if c.isalnum() or c in "-_")[:40]
     return f"receipt-{receipt.position + 1}" + (f"-{reference}" if reference else "") + ".jws"
 
 
