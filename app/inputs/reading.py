@@ -35,6 +35,7 @@ import cv2
 import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+import zxingcpp
 from PIL import Image
 from pypdf import PageObject, PasswordType, PdfReader, PdfWriter
 
@@ -312,7 +313,7 @@ def _pdfium_image_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[
     texts: list[str] = []
     for index in range(len(document)):
         for pixels in _pdfium_images(document, index):
-            texts.extend(decoder.decode(pixels))
+            texts.extend(_decode_page_image(pixels, decoder))
     return list(dict.fromkeys(texts))
 
 
@@ -339,6 +340,21 @@ def _pdfium_images(document: pdfium.PdfDocument, index: int) -> Iterator[np.ndar
         grey = _grey_on_white(pixels, mode)
         if grey is not None:
             yield grey
+
+
+def _decode_page_image(pixels: np.ndarray, decoder: Decoder) -> list[str]:
+    """A stored page image is most often the badge alone, which zxing-cpp's pure-symbol mode
+    reads in about a third of the time of a search (1.0 against 3.2 ms for a 720 px badge).
+    Anything else gets the full decoder: no code, another QR, or two codes in one image (pure
+    mode then reads nothing, so a second record in the image is still found and compared)."""
+    try:
+        found = zxingcpp.read_barcodes(pixels, formats=zxingcpp.BarcodeFormat.QRCode, is_pure=True)
+    except Exception:  # a C++ error on an odd image: the full decoder decides
+        found = []
+    texts = [barcode.text for barcode in found if barcode.valid and barcode.text]
+    if len(texts) == 1 and _reference(texts[0]) is not None:
+        return texts
+    return decoder.decode(pixels)
 
 
 def _copied(bitmap: pdfium.PdfBitmap) -> tuple[np.ndarray, str]:
