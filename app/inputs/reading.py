@@ -348,7 +348,11 @@ def _decode_page_image(pixels: np.ndarray, decoder: Decoder) -> list[str]:
     Anything else gets the full decoder: no code, another QR, or two codes in one image (pure
     mode then reads nothing, so a second record in the image is still found and compared)."""
     try:
-        found = zxingcpp.read_barcodes(pixels, formats=zxingcpp.BarcodeFormat.QRCode, is_pure=True)
+        found = zxingcpp.read_barcodes(
+            pixels,
+            formats=zxingcpp.BarcodeFormat.QRCode,  # type: ignore[arg-type]  # as in decoders.py
+            is_pure=True,
+        )
     except Exception:  # a C++ error on an odd image: the full decoder decides
         found = []
     texts = [barcode.text for barcode in found if barcode.valid and barcode.text]

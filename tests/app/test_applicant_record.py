@@ -6,6 +6,7 @@ all its receipts; ``app verify A B C --receipt DIR`` writes each document's rece
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import unicodedata
@@ -124,6 +125,15 @@ def test_the_set_record_holds_each_receipt_and_no_data_of_the_revoked_payslip(
     assert by_ref[references[0]]["verified"] and by_ref[references[0]]["employee_name"] == APPLICANT
     assert by_ref[references[2]]["verified"] is False
     assert by_ref[references[2]]["status"] == "revoked"
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    keys = tmp_path / "jwks.json"
+    keys.write_text(json.dumps(jwks))
+    checked_cli = run_module("app", "receipt", "check", str(record), "--jwks", str(keys), env=env)
+    assert checked_cli.returncode == 0, checked_cli.stderr
+    assert "Receipt 3 of 3" in checked_cli.stdout and checked_cli.stdout.count("GENUINE") == 3
+    for reference in references:
+        assert reference in checked_cli.stdout
 
     screen.pages.setCurrentIndex(0)
     with qtbot.waitSignal(screen.records.record_checked, timeout=30000) as checked:
