@@ -10,16 +10,21 @@ import json
 import os
 import subprocess
 import unicodedata
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import httpx
 import jwt
 import pytest
+from PySide6.QtCore import QLocale
 
+from app.applicant.rules import check_set
 from app.context import AppContext
 from app.inputs.reading import read_file
 from app.receipts import receipts_in
+from app.record_pdf import page_size_for
+from app.set_record_pdf import write_set_record
 from app.ui.applicant_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.schemas import RECEIPT_TYPE
@@ -204,3 +209,18 @@ def test_cli_writes_each_documents_receipt_into_a_folder(
     assert refused.returncode == 2
     assert refused.stderr.strip().startswith("NO_RECEIPT: a-file is not a folder")
     assert "Traceback" not in refused.stderr
+
+
+def test_the_set_record_is_letter_in_us_locales_and_a4_elsewhere(
+    qapp: object, tmp_path: Path
+) -> None:
+    empty = check_set([], today=date.today())  # nothing read: CANNOT VERIFY, no receipts
+    sizes = {}
+    for name, locale in (("us", QLocale("en_US")), ("au", QLocale("en_AU"))):
+        path = tmp_path / f"{name}.pdf"
+        write_set_record(path, empty, [], "desk 1", None, page_size_for(locale))
+        info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True).stdout
+        sizes[name] = next(line for line in info.splitlines() if line.startswith("Page size"))
+        assert "CANNOT VERIFY" in _pdf_text(path)
+    assert "612 x 792" in sizes["us"] and "(letter)" in sizes["us"]
+    assert "595" in sizes["au"] and "(A4)" in sizes["au"]
