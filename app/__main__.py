@@ -38,7 +38,11 @@ def _verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
     parser.add_argument("--client-id")
     parser.add_argument("--client-secret")
-    parser.add_argument("--receipt", metavar="FILE", help="write a signed receipt (JWS) here")
+    parser.add_argument(
+        "--receipt",
+        metavar="FILE",
+        help="write a signed receipt (JWS) here; with several inputs a folder, one per payslip",
+    )
     return parser
 
 
@@ -113,12 +117,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         parser = _verify_parser()
         verify_args = parser.parse_args(args_list[1:])
         if is_applicant_check(verify_args):
-            if verify_args.receipt:
-                # A receipt is one service answer about one code; a set has several.
-                parser.error(
-                    "--receipt takes one INPUT (check each payslip alone to keep each receipt)"
-                )
-            return run_set(verify_args)
+            return run_set(verify_args)  # --receipt is then a folder: one JWS per document
         verify_args.input = verify_args.input[0]
         return run_verify(verify_args)
     if args_list and args_list[0] == "receipt":

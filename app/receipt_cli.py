@@ -27,7 +27,7 @@ from app.receipts import (
     claim_lines,
     load_jwks,
     looks_like_receipt,
-    receipt_in,
+    receipts_in,
 )
 from app.verify_flow import Outcome, is_payslip_code
 from service.protocol.schemas import ReceiptClaims, ReceiptResult
@@ -54,17 +54,23 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
     try:
-        receipt = read_receipt(Path(args.file))
+        receipts = read_receipts(Path(args.file))
         jwks = load_jwks(args.jwks) if args.jwks else _configured_jwks()
     except (ReceiptError, InputError) as exc:
         print(f"CANNOT_CHECK: {exc}", file=sys.stderr)
         return 2
-    checked = check_receipt(receipt, jwks)
-    if checked.claims is None:
-        print(f"{checked.state.upper()}: {checked.reason}", file=sys.stderr)
-        return checked.exit_status
-    print_claims(checked.reason, checked.claims, sys.stdout)
-    return checked.exit_status
+    checks = [check_receipt(receipt, jwks) for receipt in receipts]
+    for n, checked in enumerate(checks, 1):
+        if len(checks) > 1:  # an applicant's record: one receipt per payslip
+            print(f"{'' if n == 1 else chr(10)}Receipt {n} of {len(checks)}", file=sys.stdout)
+        if checked.claims is None:
+            print(f"{checked.state.upper()}: {checked.reason}", file=sys.stderr)
+        else:
+            print_claims(checked.reason, checked.claims, sys.stdout)
+    for state in ("altered", "cannot_check"):  # not genuine wins over cannot be checked
+        if any(checked.state == state for checked in checks):
+            return checks[[c.state for c in checks].index(state)].exit_status
+    return 0
 
 
 def print_claims(reason: str, claims: ReceiptClaims, out: TextIO) -> None:
@@ -74,7 +80,13 @@ def print_claims(reason: str, claims: ReceiptClaims, out: TextIO) -> None:
 
 
 def read_receipt(path: Path) -> str:
-    """The receipt in FILE: its text, or the QR code of a record PDF or a photo of one."""
+    """The (first) receipt in FILE: see :func:`read_receipts`."""
+    return read_receipts(path)[0]
+
+
+def read_receipts(path: Path) -> list[str]:
+    """The receipts in FILE: its text, or every receipt QR code of a record PDF (an applicant's
+    record has one per payslip) or of a photo of one."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -86,14 +98,16 @@ def read_receipt(path: Path) -> str:
     except UnicodeDecodeError:
         text = ""
     if text and looks_like_receipt(text):
-        return text
+        return [text]
     if data.startswith(b"%PDF-") or data[:8] == b"\x89PNG\r\n\x1a\n" or data[:3] == b"\xff\xd8\xff":
-        found = receipt_in(read_file(path).payloads)
+        reading = read_file(path)
+        pages = reading.pdf.page_payloads if reading.pdf is not None else []
+        found = receipts_in([*reading.payloads, *pages])
         if found:
             return found
         raise ReceiptError(f"{path.name} holds no verification receipt")
     if text:
-        return text  # checked (and refused in words) as the text it is
+        return [text]  # checked (and refused in words) as the text it is
     raise ReceiptError(f"{path.name} holds no verification receipt")
 
 

@@ -56,6 +56,12 @@ def receipt_in(payloads: list[str]) -> str | None:
     return next((p.strip() for p in payloads if looks_like_receipt(p)), None)
 
 
+def receipts_in(texts: list[str]) -> list[str]:
+    """Every distinct receipt among the texts one input yielded, in order (an applicant's
+    record carries one per payslip)."""
+    return list(dict.fromkeys(t.strip() for t in texts if looks_like_receipt(t)))
+
+
 @dataclass(frozen=True)
 class ReceiptCheck:
     state: State

@@ -1,8 +1,10 @@
-"""``python -m app verify A B C [--applicant-name NAME] [--max-age-days N] [--json]``.
+"""``python -m app verify A B C [--applicant-name NAME] [--max-age-days N] [--json]
+[--receipt DIR]``.
 
 Several inputs, or one with an applicant name, are one applicant check (PROTOCOL §10); one input
 without a name stays the single verify of :mod:`app.cli_verify`. The service is chosen exactly as
-there, and one client (one token, one connection pool) serves every input.
+there, and one client (one token, one connection pool) serves every input. ``--receipt DIR``
+writes each document's signed receipt (VERIFIED or NOT VERIFIED ones) into DIR.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from functools import partial
 from app.applicant.gather import check_inputs
 from app.applicant.report import print_set, set_wire
 from app.applicant.rules import DEFAULT_MAX_AGE_DAYS, check_set
+from app.applicant.set_receipts import save_receipts
 from app.cli_verify import NO_SERVICE, _client_from_args, _context
 from app.context import AppContext
 from app.inputs.reading import read_input
@@ -53,6 +56,9 @@ def run_set(args: Namespace) -> int:
             client = context.verifier
         readers = [partial(read_input, text) for text in inputs]
         documents = check_inputs(client, inputs, readers)
+        receipt_problems = (
+            save_receipts(client, documents, args.receipt) if getattr(args, "receipt", None) else []
+        )
     finally:
         if context is not None:
             context.close()
@@ -65,4 +71,6 @@ def run_set(args: Namespace) -> int:
         print(json.dumps(set_wire(check), indent=2, ensure_ascii=False))
     else:
         print_set(check, sys.stdout)
-    return EXIT_STATUS[check.verdict]
+    for line in receipt_problems:
+        print(line, file=sys.stderr)
+    return max(EXIT_STATUS[check.verdict], 2 if receipt_problems else 0)

@@ -8,7 +8,7 @@ when the document is made, so no later rule, message or screen can show it by mi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
@@ -111,15 +111,23 @@ class Document:
     """For an input with no code: which file, and why (plain words)."""
     payslip: Payslip | None = None
     """Its payslip facts, only when VERIFIED (a revoked payslip's figures are not shown)."""
+    barcode: str | None = field(default=None, repr=False, compare=False)
+    """The payslip code checked, kept only to ask the service for this document's receipt
+    (the set's verification record); only on a VERIFIED or NOT VERIFIED document of one code.
+    Never in the JSON, a sentence or the log."""
 
     @property
     def verified(self) -> bool:
         return self.verdict == "verified"
 
 
-def document_of(index: int, given: str, label: str, outcome: Outcome) -> Document:
-    """The document for one verified input (one group of codes of it)."""
+def document_of(
+    index: int, given: str, label: str, outcome: Outcome, barcode: str | None = None
+) -> Document:
+    """The document for one verified input (one group of codes of it); ``barcode`` is the code
+    it was verified from, kept when the verdict is one a receipt can record."""
     verified = outcome.verdict == "verified"
+    recordable = outcome.verdict in ("verified", "not_verified") and not outcome.disagreement
     result = outcome.result
     return Document(
         input_index=index,
@@ -131,6 +139,7 @@ def document_of(index: int, given: str, label: str, outcome: Outcome) -> Documen
         code=None if verified else (outcome.code or outcome.reason),
         detail=outcome.detail if outcome.verdict is None else None,
         payslip=payslip_of(result, with_employee=True) if verified and result else None,
+        barcode=barcode if recordable else None,
     )
 
 

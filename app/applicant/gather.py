@@ -67,7 +67,8 @@ def documents_of_reading(
         refused = refusal(InputReading(kind=reading.kind, payloads=payloads))
         outcome: Outcome = refused or verify_payloads(client, payloads, disagreement)
         name = label if len(groups) == 1 else f"{label} (payslip {n + 1})"
-        out.append(document_of(index, given, name, outcome))
+        code = payloads[0] if len(payloads) == 1 and is_payslip_code(payloads[0]) else None
+        out.append(document_of(index, given, name, outcome, code))
     return out
 
 

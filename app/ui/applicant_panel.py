@@ -38,6 +38,7 @@ from app.applicant.gather import Reader, check_input
 from app.applicant.rules import SetCheck, check_set
 from app.context import AppContext
 from app.inputs.reading import InputReading, read_file
+from app.ui.applicant_record import attach_set_record
 from app.ui.applicant_view import DocumentTable, IncomeBox, SetBanner
 from app.ui.card_parts import plain_label
 from app.ui.tasks import TaskRunner
@@ -94,10 +95,11 @@ class ApplicantPanel(QWidget):
         outer.addWidget(scroll, 1)
         self.name_field.textChanged.connect(self._name_changed)
         self.income.amount.textChanged.connect(self._touch)
+        self.record = attach_set_record(self)
         self._refresh()
 
     def _build_bar(self) -> QHBoxLayout:
-        bar = QHBoxLayout()
+        self.bar = bar = QHBoxLayout()
         bar.addWidget(plain_label("Check an applicant", "screenTitle"))
         bar.addStretch(1)
         self.clear_button = QPushButton("Clear all")
@@ -205,6 +207,11 @@ class ApplicantPanel(QWidget):
         self._answered(generation, index, [failed])
 
     # -- state --------------------------------------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """Changes when the set is cleared (a late answer of the old set is dropped)."""
+        return self._generation
 
     @property
     def pending(self) -> int:

@@ -32,7 +32,7 @@ from app.receipts import (
     load_jwks,
     looks_like_receipt,
     made_at,
-    receipt_in,
+    receipts_in,
     verdict_words,
 )
 from app.record_pdf import desk_name, page_size_for, write_record
@@ -59,15 +59,52 @@ def make_record(reader: Any, client: Any, path: str, desk: str, page: Any) -> st
     return path
 
 
+def _recorded(claims: ReceiptClaims) -> str:
+    headline, _ = verdict_words(claims)
+    facts = [f for f in (claims.issuer.name if claims.issuer else None, claims.sub) if f]
+    said = f"{headline}" + (f" ({', '.join(facts)})" if facts else "")
+    if claims.verified and claims.employee_name:
+        said += f" for {claims.employee_name}"
+    return said
+
+
+def records_sentence(checks: list[ReceiptCheck]) -> tuple[str, str]:
+    """What the screen says about a record, and its state: one receipt (a single check's
+    record) as :func:`record_sentence`; several (an applicant's record) all checked, genuine
+    only when every one is, and what each records."""
+    if len(checks) == 1:
+        return record_sentence(checks[0]), checks[0].state
+    count = len(checks)
+    for state in ("altered", "cannot_check"):
+        bad = [n for n, c in enumerate(checks, 1) if c.state == state]
+        if bad:
+            which = ", ".join(str(n) for n in bad)
+            first = checks[bad[0] - 1]
+            if state == "altered":
+                return (
+                    f"Verification record of {count} payslips: NOT GENUINE. Receipt {which} "
+                    f"of {count}: {first.reason} Do not rely on it."
+                ), state
+            return (
+                f"Verification record of {count} payslips: cannot be checked here (receipt "
+                f"{which} of {count}). {first.reason}"
+            ), state
+    claims = [c.claims for c in checks if c.claims is not None]
+    first_made = min(claims, key=lambda c: c.iat)
+    verifiers = ", ".join(dict.fromkeys(c.verifier for c in claims))
+    recorded = "; ".join(_recorded(c) for c in claims)
+    return (
+        f"Verification record of {count} payslips: all {count} receipts genuine, made on "
+        f"{made_at(first_made)} by {verifiers}. They record: {recorded}."
+    ), "genuine"
+
+
 def record_sentence(checked: ReceiptCheck) -> str:
     """What the screen says about a scanned or dropped verification record."""
     claims = checked.claims
     if checked.state == "genuine" and claims is not None:
-        headline, words = verdict_words(claims)
-        facts = [f for f in (claims.issuer.name if claims.issuer else None, claims.sub) if f]
-        said = f"{headline}" + (f" ({', '.join(facts)})" if facts else "")
-        if claims.verified and claims.employee_name:
-            said += f" for {claims.employee_name}"
+        _, words = verdict_words(claims)
+        said = _recorded(claims)
         return (
             f"Verification record: genuine, made on {made_at(claims)} by {claims.verifier}. "
             f"It records: {said}. {'' if claims.verified else words}"
@@ -109,7 +146,7 @@ class RecordDesk(QObject):
         bottom = last.layout()
         assert isinstance(bottom, QBoxLayout)
         bottom.insertWidget(1, self.button)
-        self._from_pipeline: str | None = None
+        self._from_pipeline: list[str] = []
         self._from_camera: str | None = None
         screen.card.shown.connect(self._shown)
         screen.verification_started.connect(self.button.hide)
@@ -179,7 +216,13 @@ class RecordDesk(QObject):
 
     def _pipeline_refused(self, _outcome: object, _source: str) -> None:
         reading = getattr(self.screen.pipeline, "last_reading", None)
-        self._from_pipeline = receipt_in(reading.payloads) if reading is not None else None
+        if reading is None:
+            self._from_pipeline = []
+            return
+        # An applicant's record has a receipt per payslip: every QR on its pages, not only the
+        # first text the reading kept.
+        pages = reading.pdf.page_payloads if reading.pdf is not None else []
+        self._from_pipeline = receipts_in([*reading.payloads, *pages])
 
     def _camera_read(self, text: str) -> None:
         self._from_camera = text.strip() if looks_like_receipt(text) else None
@@ -194,23 +237,26 @@ class RecordDesk(QObject):
         typed = (refused or self.screen.code_field.text()).strip()
         found = (
             self._from_pipeline
-            or self._from_camera
-            or (typed if looks_like_receipt(typed) else None)
+            or [text for text in (self._from_camera, typed) if text and looks_like_receipt(text)][
+                :1
+            ]
         )
-        self._from_pipeline = None
-        if found is None:
+        self._from_pipeline = []
+        if not found:
             return
         self._say("Checking the verification record…")
         url = self.screen.context.service_url.rstrip("/") + JWKS_PATH
-        self.screen.tasks.run(
-            lambda: check_receipt(found, load_jwks(url)),
-            self._checked,
-            self._not_checked,
-        )
 
-    def _checked(self, checked: ReceiptCheck) -> None:
-        self._say(record_sentence(checked))
-        self.record_checked.emit(checked.state)
+        def check_all() -> list[ReceiptCheck]:
+            jwks = load_jwks(url)  # one fetch of the keys for every receipt on the record
+            return [check_receipt(receipt, jwks) for receipt in found]
+
+        self.screen.tasks.run(check_all, self._checked, self._not_checked)
+
+    def _checked(self, checks: list[ReceiptCheck]) -> None:
+        sentence, state = records_sentence(checks)
+        self._say(sentence)
+        self.record_checked.emit(state)
 
     def _not_checked(self, exc: Exception) -> None:
         self._say(

@@ -249,7 +249,12 @@ def read_payload_metadata(pdf: bytes) -> tuple[str | None, str | None]:
     The XMP property is read as an element or as an attribute of rdf:Description (PROTOCOL §3).
     Values are returned as found (stripped), unvalidated: the caller parses them as barcodes.
     """
-    reader = open_reader(pdf)
+    return payload_metadata_of(open_reader(pdf))
+
+
+def payload_metadata_of(reader: PdfReader) -> tuple[str | None, str | None]:
+    """:func:`read_payload_metadata` of a PDF already opened (and decrypted) by the caller, so
+    that a reader that also looks at the pages parses the file once."""
     with damage_as_pdf_error():
         return _xmp_payload(_existing_xmp(reader)), _info_payload(reader)
 

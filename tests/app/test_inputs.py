@@ -229,6 +229,17 @@ def test_page_with_two_records_and_metadata_naming_one() -> None:
     assert reading.payloads_to_verify() == [A.payload, B.scan_url]
 
 
+def test_one_page_image_holding_two_badges_yields_both() -> None:
+    # A stored badge alone is read in zxing's fast pure-symbol mode; an image holding a second
+    # record must still give both, so that the disagreement with the metadata is caught.
+    badges = [
+        cv2.imdecode(np.frombuffer(render_badge_png(r.scan_url), np.uint8), 0) for r in (A, B)
+    ]
+    reading = read_pdf(with_metadata(image_pdf(np.hstack(badges)), A.payload))
+    assert set(reading.page_payloads) == {A.scan_url, B.scan_url}
+    assert reading.disagreement and not reading.rendered
+
+
 def test_same_record_in_another_form_is_no_disagreement() -> None:
     v1 = build_payload_v1(A.reference, A.ciphertext)
     reading = PdfReading(metadata_payload=v1, page_payloads=[A.scan_url, "https://example.com"])
