@@ -64,12 +64,10 @@ def _setup_logging() -> None:
     logging.basicConfig(level=logging.WARNING, format=fmt)
     for console in logging.getLogger().handlers:
         console.setLevel(logging.WARNING)  # the console shows problems; the file keeps INFO too
-    override = os.environ.get("PAYSLIP_LOG_DIR")
-    folder = (
-        Path(override)
-        if override
-        else Path(platformdirs.user_log_dir("payslip-verify", appauthor=False))
-    )
+    from service.settings import read_settings
+
+    override = read_settings().log_dir
+    folder = override or Path(platformdirs.user_log_dir("payslip-verify", appauthor=False))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handler = RotatingFileHandler(folder / "app.log", maxBytes=1_000_000, backupCount=3)
