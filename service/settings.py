@@ -35,6 +35,9 @@ APP = "app"
 BOTH = "service, app"
 WSGI = "WSGI entry point"
 WORKERS = "serve --workers, WSGI"
+BOOL = "yes / no (also 1 / 0, true / false, on / off)"
+URL = "URL (`https://...`)"
+LIMITS = "limits (`100/second;3000/minute`) or `off`"
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 _OFF = ("", "off", "none")
@@ -51,12 +54,16 @@ def _var(
     read_by: str,
     *,
     when_unset: str | None = None,
+    kind: str | None = None,
 ) -> Any:
-    """One variable: its default, its line of help, who reads it and (when the default is
-    None) what happens without it; the README table is made of these."""
+    """One variable: its default, its line of help, who reads it, what happens without it
+    (when the default is None) and, where the type alone says too little, the kind of value;
+    the README table is made of these."""
     extra: dict[str, str] = {"read_by": read_by}
     if when_unset is not None:
         extra["when_unset"] = when_unset
+    if kind is not None:
+        extra["kind"] = kind
     return Field(default, description=help_text, json_schema_extra=extra)  # type: ignore[arg-type]
 
 
@@ -98,6 +105,7 @@ class EnvSettings(BaseSettings):
         "PostgreSQL connection URL; when set, every command uses PostgreSQL instead of TinyDB.",
         BOTH,
         when_unset="TinyDB in the data directory",
+        kind="URL (`postgresql://...`)",
     )
     master_key: SecretStr | None = _var(
         None,
@@ -111,18 +119,20 @@ class EnvSettings(BaseSettings):
         "The address clients reach the service at (token audiences, scan and pairing links).",
         WSGI + ", admin pair-verifier",
         when_unset="required by the WSGI entry point; elsewhere the listening address",
+        kind=URL,
     )
     issuer_url: str | None = _var(
-        None, "The issuer audience URL.", WSGI, when_unset="the public URL"
+        None, "The issuer audience URL.", WSGI, when_unset="the public URL", kind=URL
     )
     verifier_url: str | None = _var(
         None,
         "The verifier audience URL (its origin starts scan URLs).",
         WSGI,
         when_unset="the public URL",
+        kind=URL,
     )
     auth_url: str | None = _var(
-        None, "The token endpoint's URL.", WSGI, when_unset="the public URL"
+        None, "The token endpoint's URL.", WSGI, when_unset="the public URL", kind=URL
     )
     environment: Literal["production", "sandbox"] = _var(
         "production", "`production` or `sandbox` (test data only; tokens say which).", WSGI
@@ -133,6 +143,7 @@ class EnvSettings(BaseSettings):
         "Redis for limits shared by all workers and hosts (needed by `serve --workers N`).",
         WORKERS,
         when_unset="limits count per process",
+        kind="URL (`redis://HOST:6379/0`)",
     )
     redis_fail_closed: bool = _var(
         False,
@@ -158,16 +169,19 @@ class EnvSettings(BaseSettings):
         "200/second;6000/minute",
         "Requests per client address; `off` (or empty) turns it off.",
         SERVICE,
+        kind=LIMITS,
     )
     rate_limit_client: str | None = _var(
         "200/second;6000/minute",
         "Requests per API client; `off` (or empty) turns it off.",
         SERVICE,
+        kind=LIMITS,
     )
     rate_limit_token_ip: str | None = _var(
         "20/second;300/minute",
         "Token requests per client address; `off` (or empty) turns it off.",
         SERVICE,
+        kind=LIMITS,
     )
     # The app's command lines and kiosk
     client_id: str | None = _var(
@@ -195,6 +209,8 @@ class EnvSettings(BaseSettings):
         False,
         "Set (to anything, even empty) to keep secrets in `secrets.json`, not the OS keyring.",
         APP,
+        when_unset="the OS keyring when there is one",
+        kind="set or not",
     )
 
     @classmethod
@@ -297,7 +313,7 @@ def _type_words(annotation: Any) -> str:
         return _type_words(args[0])
     if get_origin(annotation) is Literal:
         return " / ".join(f"`{a}`" for a in get_args(annotation))
-    return {Path: "path", bool: "yes / no", SecretStr: "secret", str: "text", int: "number"}.get(
+    return {Path: "path", bool: BOOL, SecretStr: "secret", str: "text", int: "number"}.get(
         annotation, "text"
     )
 
@@ -310,7 +326,7 @@ def settings_table() -> str:
     ]
     for name, field in EnvSettings.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        if field.default is None or field.default == "":
+        if "when_unset" in extra or field.default is None:
             default = str(extra.get("when_unset", "unset"))
         elif isinstance(field.default, bool):
             default = "yes" if field.default else "no"
@@ -318,6 +334,7 @@ def settings_table() -> str:
             default = f"`{field.default}`"
         rows.append(
             f"| `{env_name(name)}` | {extra.get('read_by', '')} | "
-            f"{_type_words(field.annotation)} | {default} | {field.description} |"
+            f"{extra.get('kind') or _type_words(field.annotation)} | {default} | "
+            f"{field.description} |"
         )
     return "\n".join(rows) + "\n"
