@@ -70,8 +70,10 @@ def _var(
 class EnvSettings(BaseSettings):
     """The environment as the product reads it: `PAYSLIP_` + the field name in capitals."""
 
+    # validate_default=False: the defaults below are right as written, and checking the rate
+    # limits' would import `limits` (and asyncio) into every command that reads a setting.
     model_config = SettingsConfigDict(
-        env_prefix=PREFIX, case_sensitive=False, frozen=True, extra="ignore"
+        env_prefix=PREFIX, case_sensitive=False, frozen=True, extra="ignore", validate_default=False
     )
 
     # Where things live
