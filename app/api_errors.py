@@ -45,6 +45,7 @@ __all__ = [
     "ValidationFailed",
     "error_class_for",
     "fallback_code_for_status",
+    "unreachable_words",
 ]
 
 #: Longest server-supplied human text kept on an exception; the text is informational only and a
@@ -226,7 +227,48 @@ class ServiceUnreachable(ApiError, code="SERVICE_UNREACHABLE"):
     """No usable response: connection refused or dropped, timed out, or the call deadline ran out.
 
     For a non-idempotent call whose request may have been sent, the outcome is unknown.
+    `reason` says how it failed (one of `UNREACHABLE_WORDS`' keys) and `address` names the
+    service tried (scheme, host and port only: no path, no query), so the words shown to a user
+    can say "refused" or "did not answer in time" truthfully and name the address.
     """
+
+    def __init__(self, *args: Any, address: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.address = address
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_unreachable,
+            (self.code, self.message, self.request_id, self.reason, self.address),
+        )
+
+
+def _rebuild_unreachable(
+    code: str, message: str, request_id: str | None, reason: str | None, address: str | None
+) -> ServiceUnreachable:
+    return ServiceUnreachable(code, None, message, None, request_id, reason=reason, address=address)
+
+
+UNREACHABLE_WORDS: dict[str, str] = {
+    "refused": "The service at {address} refused the connection: nothing is listening there. "
+    "Is the service running, and is the address right?",
+    "unknown_host": "The address {address} is not known on this network. Check the address.",
+    "no_answer": "The service at {address} did not answer in time. Check the address and the "
+    "network.",
+    "dropped": "The service at {address} dropped the connection before answering.",
+    "network": "The service at {address} cannot be reached (network error). Check the network.",
+}
+"""Each way of not reaching the service, in words that name the address tried."""
+
+
+def unreachable_words(exc: ApiError) -> str | None:
+    """Plain words for a `ServiceUnreachable` that say how it failed and name the address, or
+    None for any other error (or one without an address)."""
+    address = getattr(exc, "address", None)
+    if not isinstance(exc, ServiceUnreachable) or not address:
+        return None
+    template = UNREACHABLE_WORDS.get(exc.reason or "", UNREACHABLE_WORDS["no_answer"])
+    return template.format(address=address)
 
 
 class InvalidResponse(ApiError, code="INVALID_RESPONSE"):

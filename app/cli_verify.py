@@ -26,7 +26,7 @@ from app.context import (
     verifier_client,
 )
 from app.inputs.reading import InputError, read_input
-from app.presentation import employee_lines, summary_lines
+from app.presentation import employee_lines, shows_payslip_data, summary_lines
 from app.receipt_cli import save_receipt
 from app.settings import SecretStore, Settings
 from app.verify_flow import Outcome, verify_reading
@@ -60,8 +60,8 @@ def exit_status(outcome: Outcome) -> int:
 
 def print_summary(outcome: Outcome, out: TextIO) -> None:
     print(f"{outcome.headline}: {outcome.explanation} {outcome.instruction}".rstrip(), file=out)
-    if outcome.verdict == "not_verified" and not outcome.disagreement:
-        return  # no payslip figures or employee data for a document that is not good
+    if not shows_payslip_data(outcome.verdict):
+        return  # the one privacy rule: no payslip figures or employee data unless VERIFIED
     for attempt in outcome.attempts:
         if attempt.result is None:
             continue
@@ -124,5 +124,5 @@ def run(args: Namespace) -> int:
         status = max(status, 2)
     if status != 0 and outcome.code:
         rid = f" (request id {outcome.request_id})" if outcome.request_id else ""
-        print(f"{outcome.code}: {outcome.meaning.words}{rid}", file=sys.stderr)
+        print(f"{outcome.code}: {outcome.explanation}{rid}", file=sys.stderr)
     return status

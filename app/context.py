@@ -6,20 +6,29 @@ reaches its own embedded service through the same HTTP API and client that a rem
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from app.api.fail_fast import issuer_client
+from app.api.probe import probe
 from app.api_client import ApiClient
+from app.issuer.local_issuer import adopt_stale_loopback
 from app.settings import SecretStore, Settings
 from service.config import default_data_dir
 from service.demo import DemoInstance
 from service.instance import is_initialised
+from service.network_address import ALL_INTERFACES, LOOPBACK_HOST, choose_port
 from service.protocol.schemas import IssuerCreated
 from service.server import Running, ensure_instance, start, start_demo
+from service.tls import pinned_client_context, server_context
 
 log = logging.getLogger("app.context")
 DESK_NAME = "This desk (embedded)"
+NETWORK = "network"
+"""`Settings.service_listen` for "this office network" (anything else: this computer only)."""
 
 VERIFY_DEADLINE = 4.0
 """Seconds one verification may take in all (token, retries, backoff) before CANNOT VERIFY: the
@@ -28,8 +37,11 @@ VERIFY_CONNECT_TIMEOUT = 1.5
 """A reachable service accepts a connection in milliseconds; a dead host never does."""
 
 
-def verifier_client(auth_url: str, client_id: str, secret: str, verifier_url: str) -> ApiClient:
-    """The desk's verifier client: short connect timeout and one short overall deadline."""
+def verifier_client(
+    auth_url: str, client_id: str, secret: str, verifier_url: str, **own: Any
+) -> ApiClient:
+    """The desk's verifier client: short connect timeout and one short overall deadline.
+    `own`: `AppContext.own_options()` when it calls this computer's embedded service."""
     return ApiClient(
         auth_url,
         client_id,
@@ -38,6 +50,7 @@ def verifier_client(auth_url: str, client_id: str, secret: str, verifier_url: st
         timeout=VERIFY_DEADLINE,
         connect_timeout=VERIFY_CONNECT_TIMEOUT,
         deadline=VERIFY_DEADLINE,
+        **own,
     )
 
 
@@ -63,6 +76,33 @@ class AppContext:
     def service_url(self) -> str:
         return self.service.url if self.service else self.settings.verifier_url
 
+    @property
+    def public_url(self) -> str:
+        """The address other computers and phones use (the embedded service's scan base)."""
+        if self.service is not None:
+            return self.service.config.public_url
+        return self.settings.verifier_url
+
+    def own_options(self) -> dict[str, Any]:
+        """ApiClient options for calling this computer's embedded service on its loopback
+        address: tokens for the office address, and its own certificate pinned under TLS."""
+        if self.service is None:
+            return {}
+        return own_options(self.service, self.settings)
+
+    def follow_service(self) -> None:
+        """After the embedded service restarted (perhaps on another port, office address or
+        certificate), point this app's own clients at it again."""
+        if self.service is None or self.demo is not None:
+            return
+        url, own = self.service.url, self.own_options()
+        old_verifier, old_admin = self.verifier, self.admin
+        self.verifier = old_verifier.moved_to(url, **own)
+        old_verifier.close()
+        if old_admin is not None:
+            self.admin = old_admin.moved_to(url, **own)
+            old_admin.close()
+
     def close(self) -> None:
         for client in (self.verifier, self.admin, self.issuer):
             if client is not None:
@@ -72,8 +112,60 @@ class AppContext:
             self.service = None
 
 
-def _client(url: str, client_id: str, secret: str) -> ApiClient:
-    return ApiClient(url, client_id, secret, issuer_url=url, verifier_url=url, deadline=20.0)
+def _client(url: str, client_id: str, secret: str, **own: Any) -> ApiClient:
+    return issuer_client(url, client_id, secret, deadline=20.0, **own)
+
+
+def own_options(running: Running, settings: Settings) -> dict[str, Any]:
+    options: dict[str, Any] = {"audience": running.config.public_url}
+    if running.url.startswith("https://") and settings.tls_cert:
+        options["verify"] = pinned_client_context(settings.tls_cert)
+    return options
+
+
+def listen_host(settings: Settings) -> str:
+    return ALL_INTERFACES if settings.service_listen == NETWORK else LOOPBACK_HOST
+
+
+def start_embedded_service(
+    settings: Settings, directory: Path, environment: str | None = None
+) -> Running:
+    """Start this computer's service on its kept port (chosen and saved on the first start; if
+    another program took it since, the next free one is chosen and saved), listening where the
+    settings say, with the office address as its public URL and HTTPS when a certificate is set.
+    Addresses saved "for this computer" follow it whatever the port (app.issuer.local_issuer)."""
+    host = listen_host(settings)
+    tls = server_context(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
+    public = settings.scan_base.strip().rstrip("/") or None
+    port = settings.service_port or choose_port(host)
+    try:
+        running = start(
+            directory,
+            host,
+            port,
+            public_url=public,
+            environment=environment or settings.environment,
+            tls=tls,
+        )
+    except OSError:
+        if not settings.service_port:
+            raise
+        moved = choose_port(host, port + 1)
+        log.warning("port %d is taken by another program; the service moves to %d", port, moved)
+        port = moved
+        running = start(
+            directory,
+            host,
+            port,
+            public_url=public,
+            environment=environment or settings.environment,
+            tls=tls,
+        )
+    if settings.service_port != port:
+        settings.service_port = port
+        with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
+            settings.save()
+    return running
 
 
 def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
@@ -120,16 +212,19 @@ def start_embedded_context(
     if created is not None:
         secrets.set(f"{slot}:admin_id", created["admin_client_id"])
         secrets.set(f"{slot}:admin_secret", created["admin_client_secret"])
-    running = start(directory, environment=settings.environment)
+    running = start_embedded_service(settings, directory)
     try:
         url = running.url
+        own = own_options(running, settings)
+        with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
+            adopt_stale_loopback(settings, url, lambda old: probe(old) is None)
         admin = None
         admin_id, admin_secret = (
             secrets.get(f"{slot}:admin_id"),
             secrets.get(f"{slot}:admin_secret"),
         )
         if admin_id and admin_secret:
-            admin = _client(url, admin_id, admin_secret)
+            admin = _client(url, admin_id, admin_secret, **own)
         verifier_id = secrets.get(f"{slot}:verifier_id")
         verifier_secret = secrets.get(f"{slot}:verifier_secret")
         if not (verifier_id and verifier_secret):
@@ -144,7 +239,7 @@ def start_embedded_context(
         return AppContext(
             settings=settings,
             secrets=secrets,
-            verifier=verifier_client(url, verifier_id, verifier_secret, url),
+            verifier=verifier_client(url, verifier_id, verifier_secret, url, **own),
             service=running,
             admin=admin,
         )

@@ -229,3 +229,27 @@ def employee_lines(employee: EmployeePii, reveal: bool) -> list[tuple[str, str]]
             label, shown = "Employer ABN", abn
         lines.append((label, shown))
     return lines
+
+
+def shows_payslip_data(verdict: str | None) -> bool:
+    """The one privacy rule of every output (the GUI card, the kiosk, the phone page, and
+    `app verify`'s text and JSON): payslip figures and employee data are shown only for VERIFIED.
+    A NOT VERIFIED result (revoked, forged, disagreeing codes) still decrypts at the service, but
+    shows only its reason and, when known, the issuer's name and the reference, so a bad payslip
+    can never read like a good one nor hand out the person's details. The phone page
+    (`service/http/phone_page/verify.js`) follows the same rule; tests hold all of them to it."""
+    return verdict == "verified"
+
+
+def withheld_result(result: VerificationResult) -> dict[str, Any]:
+    """What an output may carry of a result it must not show (`shows_payslip_data` false): the
+    reference, the record's status and its issuer, never the service's answer as it came."""
+    payslip = result.payslip
+    return {
+        "verified": result.verified,
+        "service_reference": result.service_reference,
+        "payslip": {
+            "status": payslip.status,
+            "issuer": {"issuer_id": payslip.issuer.issuer_id, "name": payslip.issuer.name},
+        },
+    }

@@ -44,6 +44,18 @@ class Settings:
     """A short sound per verdict (off by default: many front desks are quiet places)."""
     kiosk_pin_hash: str = ""
     data_dir: str = ""
+    service_port: int = 0
+    """The embedded service's port, chosen on its first start (8080, else the next free one)
+    and kept, so every address saved for it stays right across restarts (0: not chosen yet)."""
+    service_listen: str = "loopback"
+    """Who can reach the embedded service: ``loopback`` (this computer only) or ``network``
+    (this office network: every interface)."""
+    scan_base: str = ""
+    """The address phones and other desks reach the embedded service at, printed on every badge
+    (empty: this computer's own address, which only this computer can open)."""
+    tls_cert: str = ""
+    tls_key: str = ""
+    """PEM certificate (chain) and key files: with both, the embedded service speaks HTTPS."""
     demo_offered: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 

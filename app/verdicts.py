@@ -145,7 +145,7 @@ _APP_OUTCOMES: dict[str, Meaning] = {
     # -- the API client's own codes: no usable answer, nothing is known about the document
     "SERVICE_UNREACHABLE": Meaning(
         "cannot_verify",
-        "The verification service did not answer in time.",
+        "The verification service could not be reached.",
         "Try again. If it keeps happening, check the network.",
     ),
     "INVALID_RESPONSE": Meaning(

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from app.api_errors import ApiError
+from app.api_errors import ApiError, unreachable_words
 from app.inputs.reading import InputReading
+from app.presentation import shows_payslip_data, withheld_result
 from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, Verdict, meaning_of
 from service.protocol.barcode_text import MAX_BARCODE_CHARS, BarcodeTextError, parse_barcode
 from service.protocol.schemas import VerificationResult
@@ -80,6 +81,9 @@ class Outcome:
     def explanation(self) -> str:
         if self.verdict is None:
             return self.detail or INPUT_PROBLEMS[self.reason]
+        if self.reason == "SERVICE_UNREACHABLE" and self.attempts and self.attempts[0].detail:
+            # How it failed and which address was tried ("refused", "did not answer in time").
+            return self.attempts[0].detail
         return self.meaning.words
 
     @property
@@ -106,8 +110,10 @@ class Outcome:
         return next((a.request_id for a in self.attempts if a.request_id), None)
 
     def as_json(self) -> dict[str, Any]:
-        """The CLI's --json output: the result itself (plus the verdict), or every result for a
-        disagreeing PDF, or the code and the verdict when the check failed."""
+        """The CLI's --json output: for VERIFIED the result itself (plus the verdict); for any
+        other verdict only what `app.presentation.shows_payslip_data` lets every output show
+        (reason, reference, status, issuer), for each code of a disagreeing PDF too; the code
+        and the verdict when the check failed."""
         verdict = self.meaning.headline if self.verdict else None
         if self.disagreement:
             return {
@@ -115,11 +121,14 @@ class Outcome:
                 "verdict": verdict,
                 "reason": "CONFLICTING_CODES",
                 "results": [
-                    a.result.wire() if a.result else {"code": a.code} for a in self.attempts
+                    withheld_result(a.result) if a.result else {"code": a.code}
+                    for a in self.attempts
                 ],
             }
         if self.result is not None:
-            return {**self.result.wire(), "verdict": verdict}
+            if shows_payslip_data(self.verdict):
+                return {**self.result.wire(), "verdict": verdict}
+            return {**withheld_result(self.result), "verdict": verdict, "reason": self.reason}
         return {
             "verdict": verdict,
             "code": self.code or self.reason,
@@ -131,7 +140,11 @@ def attempt(client: Verifier, payload: str) -> Attempt:
     try:
         return Attempt(result=client.verify_payload(payload))
     except ApiError as exc:
-        return Attempt(code=exc.code, request_id=exc.request_id, detail=exc.message)
+        return Attempt(
+            code=exc.code,
+            request_id=exc.request_id,
+            detail=unreachable_words(exc) or exc.message,
+        )
 
 
 def reason_of(first: Attempt) -> str:

@@ -76,9 +76,15 @@ def start(
         "PAYSLIP_RATE_LIMIT_CLIENT": "off",
         "PAYSLIP_RATE_LIMIT_TOKEN_IP": "off",
     }
-    if server == "gunicorn":
+    if server in ("gunicorn", "guarded"):
+        # "gunicorn": the worker class before issue 22; "guarded": the one `serve --workers`
+        # runs now (whole requests read in the main loop, service/gunicorn_guard.py).
+        worker_class = {
+            "gunicorn": "service.workers.DrainingThreadWorker",
+            "guarded": "service.gunicorn_guard.GuardedThreadWorker",
+        }[server]
         args = [str(VENV_BIN / "gunicorn"), "--threads", THREADS]
-        args += ["--worker-class", "service.workers.DrainingThreadWorker"]  # as docs/deploy.md
+        args += ["--worker-class", worker_class]
         args += ["--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
         args += ["--control-socket", str(metrics_dir / "ctl.sock"), "--log-level", "warning"]
         args += ["--keep-alive", "5"]  # as `serve --workers` sets it
@@ -236,7 +242,7 @@ def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
                         f"{url}/v1/verifications/payload", args.seconds, "POST", body, vtok
                     )
                     rounds.append((verify, p99, health))
-                if server == "gunicorn" and workers == 1 and Path("/proc").is_dir():
+                if server != "granian" and workers == 1 and Path("/proc").is_dir():
                     cost = [
                         cpu_per_request(proc, instance.database_url, args.seconds, *call)
                         for call in (
@@ -255,7 +261,7 @@ def scaling(args: argparse.Namespace, instance: Instance, tmp: Path) -> None:
                 f"rounds {', '.join(f'{v / h:.2f}' for v, _, h in rounds)})",
                 flush=True,
             )
-            if server == "gunicorn" and workers == 1 and cost:
+            if server != "granian" and workers == 1 and cost:
                 (_, h_worker, _), (_, v_worker, v_pg) = cost
                 print(
                     f"{server:8} CPU per request, 1 worker: /healthz {h_worker:.0f} us in the "

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from service.cli_args import duplicate_name_refusal, parse_cli
 from service.cli_errors import operator_message
 from service.instance import (
     InstanceError,
@@ -30,13 +31,15 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     init = sub.add_parser("init", help="create a new instance")
-    init.add_argument("--data-dir")
+    init.add_argument("--data-dir", metavar="D")
 
     admin = sub.add_parser("admin", help="manage issuers, verifiers, keys and clients")
-    admin.add_argument("--data-dir")
+    admin.add_argument("--data-dir", metavar="D")
     actions = admin.add_subparsers(dest="action", required=True)
-    actions.add_parser("create-issuer").add_argument("--name", required=True)
-    actions.add_parser("create-verifier").add_argument("--name", required=True)
+    for name in ("create-issuer", "create-verifier"):
+        create = actions.add_parser(name)
+        create.add_argument("--name", required=True)
+        create.add_argument("--allow-duplicate-name", action="store_true")
     actions.add_parser("rotate-key").add_argument("--issuer-id", required=True)
     actions.add_parser("retire-key").add_argument("--key-version", required=True)
     actions.add_parser("disable-client").add_argument("--client-id", required=True)
@@ -52,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
         help="refuse tokens signed with the old key at once (it may have leaked)",
     )
     actions.add_parser("list")
+    for action in actions.choices.values():  # `admin list --data-dir D` works too
+        action.add_argument("--data-dir", metavar="D", default=argparse.SUPPRESS)
 
     migrate = sub.add_parser("migrate", help="apply pending PostgreSQL schema migrations")
     migrate.add_argument("--database-url")
@@ -61,10 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     move.add_argument("--to", dest="target", required=True, help="postgresql://... URL")
 
     serve = sub.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--data-dir")
+    serve.add_argument("--data-dir", metavar="D")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--public-url")
+    serve.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS (with --tls-key)")
+    serve.add_argument("--tls-key", help="PEM private key of --tls-cert")
     serve.add_argument("--issuer-url")
     serve.add_argument("--verifier-url")
     serve.add_argument("--auth-url")
@@ -77,7 +84,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--max-requests", type=int, default=20_000, help="recycle a worker after N requests"
     )
-    serve.add_argument("--graceful-timeout", type=int, default=30)
+    serve.add_argument(
+        "--graceful-timeout",
+        type=int,
+        default=30,
+        help="seconds a stop (SIGTERM) waits for the requests in flight",
+    )
     serve.add_argument("--demo", action="store_true")
     return parser
 
@@ -96,6 +108,10 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
             return pair_verifier(domain.pairings, args.client_id, args.public_url)
         if args.action == "rotate-signing-key":
             return domain.signing.rotate(drop_previous=args.drop_previous)
+        if args.action in ("create-issuer", "create-verifier") and not args.allow_duplicate_name:
+            refusal = duplicate_name_refusal(store, args.action.split("-")[1], args.name)
+            if refusal is not None:
+                raise InstanceError(refusal)
         if args.action == "create-issuer":
             return admin.create_issuer(args.name).wire()
         if args.action == "create-verifier":
@@ -111,10 +127,6 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
         store.close()
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def _serve(args: argparse.Namespace) -> int:
     if args.workers > 1:  # before anything imports prometheus-client (multiprocess mode)
         try:
@@ -124,6 +136,7 @@ def _serve(args: argparse.Namespace) -> int:
                 "--workers above 1 needs gunicorn (Linux or macOS): pip install gunicorn"
             ) from None
         return serve_cli(args)
+    from service.network_address import loopback_warning
     from service.server import start, start_demo
 
     options: dict[str, Any] = {
@@ -136,32 +149,49 @@ def _serve(args: argparse.Namespace) -> int:
         "database_url": args.database_url,
         "threads": args.threads,
         "in_thread": False,
+        "graceful_timeout": float(args.graceful_timeout),
     }
+    if args.tls_cert or args.tls_key:
+        from service.tls import TlsError, server_context
+
+        if not (args.tls_cert and args.tls_key):
+            raise InstanceError("HTTPS needs both --tls-cert and --tls-key")
+        try:
+            options["tls"] = server_context(args.tls_cert, args.tls_key)
+        except TlsError as exc:
+            raise InstanceError(f"--tls-cert/--tls-key: {exc}") from None
     if args.demo:
         running = start_demo(args.host, args.port, **options)
     else:
         running = start(data_dir_or_default(args.data_dir), args.host, args.port, **options)
     if running.demo is not None:
-        _print({"demo": running.demo.as_dict()})
+        from service.demo_output import demo_output
+
+        shown = demo_output(running.demo, running.config, running.created, running.temporary_dir)
+        _print({"demo": shown})
     freeze_long_lived()
-    print(f"listening on {running.url}", flush=True)
-    # SIGTERM (systemd, docker stop) ends the server like Ctrl+C, so the store is closed and
-    # its journal compacted instead of being left for the next start to replay. SIGINT is set
-    # too: a process started in the background inherits SIGINT ignored, and Python then never
-    # raises KeyboardInterrupt for it.
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
+    warning = loopback_warning(running.config.scan_base, "badges and pairing links")
+    if warning:  # before "listening on": whoever waits for that line has the warning too
+        print(warning, file=sys.stderr, flush=True)
+    # SIGTERM (systemd, docker stop) drains like Ctrl+C: no new connections, the requests in
+    # flight answered (within --graceful-timeout), then the store closed and its journal
+    # compacted; a second signal stops at once. SIGINT is set too: a process started in the
+    # background inherits SIGINT ignored, and Python then never raises KeyboardInterrupt for it.
+    # Both before `listening on`: a caller may stop the server the moment it reads that line,
+    # and a signal that landed before these handlers would skip the cleanup below (a demo's
+    # temporary folder left behind).
+    signal.signal(signal.SIGTERM, running.control.on_signal)
+    signal.signal(signal.SIGINT, running.control.on_signal)
     try:
-        running.server.run()
-    except KeyboardInterrupt:
-        pass
+        print(f"listening on {running.url}", flush=True)
+        running.serve()
     finally:
         running.close()  # a demo's temporary directory goes with it
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parse_cli(_parser(), sys.argv[1:] if argv is None else argv)
     # A server logs as servers do; one-shot commands say what matters in their one line.
     default_level = "INFO" if args.command == "serve" else "ERROR"
     try:

@@ -10,6 +10,7 @@ import contextlib
 import gc
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -46,7 +47,8 @@ def load_master_key(data_dir: Path) -> bytes:
         text = ""  # not base64url text at all: reported below like any malformed key
     except FileNotFoundError:
         raise InstanceError(
-            f"no master key at {path}; run `python -m service init` or set PAYSLIP_MASTER_KEY"
+            f"no master key at {path}; run `python -m service init --data-dir "
+            f"{shlex.quote(str(data_dir))}` or set PAYSLIP_MASTER_KEY"
         ) from None
     return _decode_master_key(text, str(path))
 

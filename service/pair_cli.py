@@ -13,6 +13,7 @@ from typing import Any
 import segno
 
 from service.domain.pairing import Pairings
+from service.network_address import loopback_warning
 from service.settings import read_settings
 
 PUBLIC_URL_ENV = "PAYSLIP_PUBLIC_URL"
@@ -27,6 +28,9 @@ def pair_verifier(pairings: Pairings, client_id: str, public_url: str | None) ->
             f"reach this service at) or set {PUBLIC_URL_ENV}",
             file=sys.stderr,
         )
+    warning = loopback_warning(offer.pair_url, "this pairing link")
+    if warning:
+        print(warning, file=sys.stderr)
     if sys.stderr.isatty():
         segno.make(offer.pair_url, error="m").terminal(out=sys.stderr, compact=True)
         print(f"Scan within {offer.expires_in // 60} minutes; it works once.", file=sys.stderr)

@@ -12,9 +12,10 @@ import contextlib
 import logging
 import shutil
 import socket
+import ssl
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ from service.instance import (
     open_store,
 )
 from service.storage.port import Store
+from service.tls import serve_tls
+from service.waitress_drain import DEFAULT_GRACE, StopControl, serve_until_stopped
 from service.waitress_guard import SERVER_SETTINGS, guard_server
 
 log = logging.getLogger("service.server")
@@ -50,10 +53,16 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def url_for(sock: socket.socket) -> str:
+def url_for(sock: socket.socket, tls: bool = False) -> str:
+    """The address this computer reaches `sock` at: a socket bound to all interfaces is
+    reached on loopback (0.0.0.0 is no address a client can use on every system)."""
     host, port = sock.getsockname()[:2]
+    if host == "0.0.0.0":
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
 
 
 @dataclass(slots=True)
@@ -64,6 +73,7 @@ class Running:
     config: ServiceConfig
     store: Store
     server: Any
+    control: StopControl = field(default_factory=StopControl)
     thread: threading.Thread | None = None
     demo: DemoInstance | None = None
     created: dict[str, str] | None = None
@@ -72,12 +82,22 @@ class Running:
     """A data directory made for this run only (demo mode), removed when the store closes: a
     demo's invented data and its master key must not pile up in the temporary folder."""
 
+    def serve(self) -> None:
+        """Serve in this thread until `control.request_stop()` (a signal handler's, say), then
+        drain: in-flight requests are answered within the grace period (waitress_drain)."""
+        serve_until_stopped(self.server, self.control)
+
     def stop(self) -> None:
-        if self.thread is not None and self.thread.is_alive():
-            # Close on the loop's own thread: closing its sockets from here races its select()
-            # (EBADF in the server thread). Closing every channel also ends the loop at once.
-            # The loop may run the queued thunk, closing the trigger, before the wake-up byte is
-            # written; the write then fails with EBADF and there is nothing left to do.
+        """Drain and stop a server running in its thread (the app quitting), then close the
+        store: requests in flight are answered first, within the grace period."""
+        if self.thread is not None and self.thread.is_alive() and self.control.attached:
+            self.control.request_stop()
+            self.thread.join(timeout=self.control.grace + 10)
+        elif self.thread is not None and self.thread.is_alive():
+            # A thread running waitress's own loop (a test's proxy): close on the loop's own
+            # thread, as closing its sockets from here races its poll(). Closing every channel
+            # ends the loop at once; the queued thunk may close the trigger before the wake-up
+            # byte is written, which then fails with EBADF and leaves nothing to do.
             with contextlib.suppress(OSError):
                 self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map))
             self.thread.join(timeout=10)
@@ -109,9 +129,13 @@ def start(
     init_if_missing: bool = False,
     in_thread: bool = True,
     sock: socket.socket | None = None,
+    tls: ssl.SSLContext | None = None,
+    graceful_timeout: float = DEFAULT_GRACE,
 ) -> Running:
-    """Build and start a server; with in_thread=False the caller runs `server.run()` itself.
-    `sock` is an already listening socket (shared by pre-forked workers)."""
+    """Build and start a server; with in_thread=False the caller runs `Running.serve()` itself.
+    `sock` is an already listening socket (shared by pre-forked workers); `tls` a server
+    context (service.tls) to serve HTTPS instead of HTTP. `graceful_timeout` bounds how long a
+    stop waits for the requests in flight."""
     created = None
     if init_if_missing and not is_initialised(data_dir):
         created = init_instance(data_dir, store_kind, database_url)
@@ -119,7 +143,7 @@ def start(
     try:
         config = make_config(
             load_master_key(data_dir),
-            public_url or url_for(sock),
+            public_url or url_for(sock, tls is not None),
             issuer_url,
             verifier_url,
             auth_url,
@@ -145,9 +169,15 @@ def start(
         **SERVER_SETTINGS,
     )
     guard_server(server, getattr(app, "preflight", None))
-    running = Running(url_for(sock), config, store, server, demo=seeded, created=created)
+    if tls is not None:
+        serve_tls(server, tls)
+    control = StopControl(graceful_timeout)
+    control.attach(server)
+    running = Running(
+        url_for(sock, tls is not None), config, store, server, control, demo=seeded, created=created
+    )
     if in_thread:
-        running.thread = threading.Thread(target=server.run, name="payslip-service", daemon=True)
+        running.thread = threading.Thread(target=running.serve, name="payslip-service", daemon=True)
         running.thread.start()
     return running
 

@@ -26,7 +26,14 @@ from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    Field,
+    PositiveFloat,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 PREFIX = "PAYSLIP_"
@@ -36,6 +43,7 @@ BOTH = "service, app"
 WSGI = "WSGI entry point"
 WORKERS = "serve --workers, WSGI"
 BOOL = "yes / no (also 1 / 0, true / false, on / off)"
+SECONDS = "seconds (> 0)"
 URL = "URL (`https://...`)"
 LIMITS = "limits (`100/second;3000/minute`) or `off`"
 
@@ -185,6 +193,22 @@ class EnvSettings(BaseSettings):
         SERVICE,
         kind=LIMITS,
     )
+    # Slow clients (service/slow_clients.py): lower them only to test
+    header_timeout: PositiveFloat = _var(
+        10.0,
+        "Seconds a request line and headers may take from their first byte.",
+        SERVICE,
+        kind=SECONDS,
+    )
+    body_grace: PositiveFloat = _var(
+        15.0, "Seconds a body may take before its minimum rate is enforced.", SERVICE, kind=SECONDS
+    )
+    body_min_rate: PositiveFloat = _var(
+        32768.0,
+        "Bytes per second a body must average after the grace period.",
+        SERVICE,
+        kind="bytes per second (> 0)",
+    )
     # The app's command lines and kiosk
     client_id: str | None = _var(
         None,
@@ -315,9 +339,14 @@ def _type_words(annotation: Any) -> str:
         return _type_words(args[0])
     if get_origin(annotation) is Literal:
         return " / ".join(f"`{a}`" for a in get_args(annotation))
-    return {Path: "path", bool: BOOL, SecretStr: "secret", str: "text", int: "number"}.get(
-        annotation, "text"
-    )
+    return {
+        Path: "path",
+        bool: BOOL,
+        SecretStr: "secret",
+        str: "text",
+        int: "number",
+        float: "number",
+    }.get(annotation, "text")
 
 
 def settings_table() -> str:

@@ -6,7 +6,8 @@ holds its connection for ever), keeps idle keep-alive connections for the channe
 reads a whole body into memory before the app sees the request. Here:
 
 - the request line and headers must arrive within HEADER_TIMEOUT, and a body at no less than
-  BODY_MIN_RATE on average after a grace period; slower clients are disconnected;
+  BODY_MIN_RATE on average after a grace period; slower clients are disconnected (set from the
+  environment, `service.slow_clients`; the same limits hold on `serve --workers`);
 - idle keep-alive connections close after IDLE_TIMEOUT, and after a second once the server is
   crowded, so idle connections cannot lock out new clients;
 - up to CONNECTION_LIMIT connections (poll(), not select(), so past 1024 descriptors);
@@ -35,10 +36,13 @@ from service.http.errors import error_headers, error_json
 from service.http.middleware import REQUEST_ID_RE, new_request_id
 from service.http.preflight import Preflight
 from service.protocol.errors import ErrorCode
+from service.slow_clients import SlowClientLimits
+from service.waitress_drain import DrainAwareTask
 
-HEADER_TIMEOUT = 10.0
-BODY_GRACE = 15.0
-BODY_MIN_RATE = 32 * 1024
+_LIMITS = SlowClientLimits.from_env()
+HEADER_TIMEOUT = _LIMITS.header_timeout
+BODY_GRACE = _LIMITS.body_grace
+BODY_MIN_RATE = _LIMITS.body_min_rate
 IDLE_TIMEOUT = 15.0
 CROWDED_IDLE_TIMEOUT = 1.0
 CONNECTION_LIMIT = 1000
@@ -124,7 +128,10 @@ class GuardedParser(HTTPRequestParser):  # type: ignore[misc]
 
 class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     error_task_class = JsonErrorTask
+    task_class = DrainAwareTask
     request_started: float | None = None
+    has_received = False
+    """Whether the client has sent anything yet (a drain gives a silent one only a moment)."""
 
     def parser_class(self, adj: Any) -> GuardedParser:
         parser = GuardedParser(adj)
@@ -134,6 +141,7 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     def received(self, data: bytes) -> bool:
         if self.request is None and data:
             self.request_started = time.monotonic()
+            self.has_received = True
         result = bool(super().received(data))
         if self.request is None:
             self.request_started = None  # nothing half-read any more

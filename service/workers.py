@@ -63,7 +63,9 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
     connection (its retry after `Retry-After`) failed with "server disconnected". This worker
     answers `Connection: close` whenever more than that is left unread (`_closing_unread`).
 
-    Operators running gunicorn themselves: `-k service.workers.DrainingThreadWorker`.
+    `serve --workers` runs its subclass `service.gunicorn_guard.GuardedThreadWorker`, which also
+    reads whole requests before a thread takes them (slow clients); operators running gunicorn
+    themselves: `-k service.gunicorn_guard.GuardedThreadWorker`.
     """
 
     def load_wsgi(self) -> None:
@@ -173,7 +175,7 @@ def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metri
     config: dict[str, Any] = {
         "bind": [f"fd://{sock.fileno()}"],
         "workers": options.workers,
-        "worker_class": "service.workers.DrainingThreadWorker",
+        "worker_class": "service.gunicorn_guard.GuardedThreadWorker",
         "threads": options.threads,
         "max_requests": options.max_requests,
         "max_requests_jitter": max(0, options.max_requests // 10),

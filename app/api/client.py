@@ -21,6 +21,7 @@ and here, per operation:
 from __future__ import annotations
 
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -101,8 +102,12 @@ class ApiClient:
 
     `timeout` bounds each HTTP attempt, `connect_timeout` (default: `timeout`) its TCP connect, and
     `deadline` a whole logical call including token fetches, retries and backoff sleeps (see
-    `app.api.retry`). `transport`, `sleep`, `clock` and `rng` exist so tests can inject a fault
-    transport, a recording sleep and a fake clock.
+    `app.api.retry`); `unreachable_after` ends a call sooner when nothing has answered at all.
+    `verify` is httpx's: an SSL context pins the embedded service's own certificate.
+    `audience` is the base URL tokens are asked for when it differs from the address called:
+    this computer reaches its embedded service on loopback, while the service's tokens name
+    the office address every other desk uses. `transport`, `sleep`, `clock` and `rng` exist so
+    tests can inject a fault transport, a recording sleep and a fake clock.
     """
 
     def __init__(
@@ -117,6 +122,9 @@ class ApiClient:
         timeout: float = 10.0,
         deadline: float = 30.0,
         connect_timeout: float | None = None,
+        unreachable_after: float | None = None,
+        verify: ssl.SSLContext | bool = True,
+        audience: str | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -126,6 +134,7 @@ class ApiClient:
             timeout=timeout,
             deadline=deadline,
             connect_timeout=connect_timeout,
+            unreachable_after=unreachable_after,
             sleep=sleep,
             clock=clock,
             rng=rng or random.Random(),
@@ -136,8 +145,11 @@ class ApiClient:
         self._issuer_url = _strip_base(issuer_url) if issuer_url else None
         self._verifier_url = _strip_base(verifier_url) if verifier_url else None
         self._scope = scope
+        self._audience = _strip_base(audience) if audience else None
         # follow_redirects stays off: a redirect would resend the bearer token somewhere else.
-        http = httpx.Client(transport=transport, follow_redirects=False, trust_env=True)
+        http = httpx.Client(
+            transport=transport, follow_redirects=False, trust_env=True, verify=verify
+        )
         self._exchange = Exchange(http, self._policy)
         self._auths: dict[tuple[str, str], TokenAuth] = {}
         self._auths_lock = threading.Lock()
@@ -146,6 +158,24 @@ class ApiClient:
     def client_id(self) -> str:
         """The OAuth client this client authenticates as (never the secret)."""
         return self._client_id
+
+    def moved_to(self, url: str, **options: Any) -> ApiClient:
+        """The same client (credentials, timeouts) for a service that now answers at `url`
+        (the embedded service after its port, office address or certificate changed)."""
+        policy = self._policy
+        return ApiClient(
+            url,
+            self._client_id,
+            self._client_secret,
+            issuer_url=url if self._issuer_url else None,
+            verifier_url=url if self._verifier_url else None,
+            scope=self._scope,
+            timeout=policy.timeout,
+            deadline=policy.deadline,
+            connect_timeout=policy.connect_timeout,
+            unreachable_after=policy.unreachable_after,
+            **options,
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -337,6 +367,14 @@ class ApiClient:
             idempotent=idempotent,
         )[1]
 
+    def check_sign_in(self, scope: str = SCOPE_VERIFIER) -> None:
+        """Ask for a token with these credentials and nothing else: raises `Unauthorized` for a
+        wrong id or secret, `Forbidden` for the wrong kind of client or address, and
+        `ServiceUnreachable` when nothing answers. A desk is connected only after this."""
+        base = self._verifier_url if scope == SCOPE_VERIFIER else self._issuer_url
+        audience = self._audience or self._require(base, "the URL for this scope")
+        self._auth(audience, scope).token(self._policy.deadline_from_now())
+
     # ------------------------------------------------------------------ health
 
     def healthz(self, base_url: str) -> bool:
@@ -417,7 +455,7 @@ class ApiClient:
             body,
             deadline=self._policy.deadline_from_now(),
             idempotent=idempotent,
-            auth=self._auth(base, self._scope or scope),
+            auth=self._auth(self._audience or base, self._scope or scope),
             request_id=request_id,
         )
         return status, parse_answer(model, data, status, request_id)

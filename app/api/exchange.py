@@ -12,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -64,6 +66,34 @@ class NetFailure:
 
     sent: bool
     what: str
+    kind: str = "network"
+    """How it failed, a key of `app.api_errors.UNREACHABLE_WORDS` ("refused", "no_answer", ...)."""
+
+
+def origin(url: str) -> str:
+    """Scheme, host and port of `url`: the address a user can check (no path, no query)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}" if parts.netloc else url
+
+
+def connect_kind(exc: BaseException) -> str:
+    """Why a connection failed: "refused" when the host answered that nothing listens on the
+    port, "unknown_host" when the name does not resolve, else "network"."""
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError):
+            return "refused"
+        if isinstance(seen, socket.gaierror):
+            return "unknown_host"
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc).lower()
+    if "refused" in text:
+        return "refused"
+    if "name or service not known" in text or "nodename nor servname" in text:
+        return "unknown_host"
+    return "network"
 
 
 class Exchange:
@@ -94,16 +124,22 @@ class Exchange:
         url = base + path
         attempt = 0
         last_error: ApiError | None = None
+        reach_by = policy.reach_deadline()
         while True:
             remaining = policy.remaining(deadline)
+            if reach_by is not None:
+                # Nothing answered yet: no attempt may wait past the "unreachable" limit.
+                remaining = min(remaining, policy.remaining(reach_by))
             if remaining <= 0:
-                raise last_error or deadline_error(method, path, request_id)
+                raise last_error or deadline_error(method, path, request_id, origin(base))
             headers = {"Accept": "application/json", "X-Request-ID": request_id}
             if content is not None:
                 headers["Content-Type"] = "application/json"
             outcome = self._send(method, url, content, headers, remaining, deadline, auth)
             if outcome is None:  # the deadline passed while the auth flow fetched a token
-                raise last_error or deadline_error(method, path, request_id)
+                raise last_error or deadline_error(method, path, request_id, origin(base))
+            if isinstance(outcome, Reply):
+                reach_by = None  # the service answers: the whole deadline applies from now on
 
             if isinstance(outcome, Reply) and outcome.status < 400:
                 data = decode_success(outcome, request_id)
@@ -121,9 +157,11 @@ class Exchange:
                 error = ServiceUnreachable(
                     "SERVICE_UNREACHABLE",
                     None,
-                    f"{method} {path}: {outcome.what}",
+                    f"{method} {path}: {outcome.what} ({origin(base)})",
                     None,
                     request_id,
+                    reason=outcome.kind,
+                    address=origin(base),
                 )
                 log.info("%s %s -> %s [%s]", method, path, outcome.what, request_id)
                 retryable = policy.retries_failure(sent=outcome.sent, idempotent=idempotent)
@@ -133,7 +171,9 @@ class Exchange:
             last_error = error
             delay = policy.backoff(attempt, error.retry_after)
             attempt += 1
-            if not policy.fits(delay, deadline):
+            if not policy.fits(delay, deadline) or (
+                reach_by is not None and not policy.fits(delay, reach_by)
+            ):
                 # INFO, not WARNING: the caller reports it (a CANNOT VERIFY, one CLI line).
                 log.info(
                     "%s %s: giving up after %d attempt(s), deadline reached [%s]",
@@ -171,12 +211,19 @@ class Exchange:
                 auth=auth,
                 extensions={DEADLINE: deadline},
             )
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError):
+        except httpx.ConnectError as exc:
+            kind = connect_kind(exc)
+            failure = NetFailure(sent=False, what=_WHAT.get(kind, "connection failed"), kind=kind)
+        except (httpx.ConnectTimeout, httpx.PoolTimeout):
+            failure = NetFailure(sent=False, what="no answer to the connection", kind="no_answer")
+        except httpx.ProxyError:
             failure = NetFailure(sent=False, what="connection failed")
         except httpx.TimeoutException:
-            failure = NetFailure(sent=True, what="timed out waiting for the response")
+            failure = NetFailure(
+                sent=True, what="timed out waiting for the response", kind="no_answer"
+            )
         except httpx.RemoteProtocolError:
-            failure = NetFailure(sent=True, what="connection dropped")
+            failure = NetFailure(sent=True, what="connection dropped", kind="dropped")
         except httpx.TransportError:
             failure = NetFailure(sent=True, what="network error")
         except DeadlineReached:
@@ -194,9 +241,20 @@ class Exchange:
         )
 
 
-def deadline_error(method: str, path: str, request_id: str) -> ServiceUnreachable:
+_WHAT = {"refused": "connection refused", "unknown_host": "unknown host name"}
+
+
+def deadline_error(
+    method: str, path: str, request_id: str, address: str | None = None
+) -> ServiceUnreachable:
     return ServiceUnreachable(
-        "SERVICE_UNREACHABLE", None, f"{method} {path}: deadline exhausted", None, request_id
+        "SERVICE_UNREACHABLE",
+        None,
+        f"{method} {path}: deadline exhausted",
+        None,
+        request_id,
+        reason="no_answer",
+        address=address,
     )
 
 

@@ -45,6 +45,10 @@ class RetryPolicy:
     timeout: float = 10.0
     deadline: float = 30.0
     connect_timeout: float | None = None
+    unreachable_after: float | None = None
+    """Seconds after which a call that has had no answer at all (every attempt failed to
+    connect or timed out) gives up, however long `deadline` is: issuing keeps a long deadline
+    for a slow answer but must say "cannot be reached" within 5 s (issue 27)."""
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     rng: random.Random = field(default_factory=random.Random)
@@ -59,6 +63,10 @@ class RetryPolicy:
         self.timeout = float(self.timeout)
         self.deadline = float(self.deadline)
         self.connect_timeout = float(self.connect_timeout) if self.connect_timeout else self.timeout
+
+    def reach_deadline(self) -> float | None:
+        """The clock reading by which the service must have answered something, or None."""
+        return None if self.unreachable_after is None else self.clock() + self.unreachable_after
 
     def deadline_from_now(self) -> float:
         """The clock reading after which one logical call must have ended."""

@@ -1,8 +1,13 @@
 """`python -m app issue-run FILE --out DIR`: issue a whole pay run from the terminal.
 
     python -m app issue-run payrun.csv --out OUT [--pdf-dir DIR] [--schema S] [--batch-size N]
+        [--mapping MAPPING.json] [--combined-pdf PDF]
         (--demo | --service-url URL --client-id ID [--client-secret S] [--encryption-key K]
                   [--key-version KV] [--auth-url U] [--issuer-url U] [--scan-base U])
+    python -m app issue-run export.xlsx --suggest-mapping > MAPPING.json
+
+A payroll system's own export (CSV or XLSX, its own headers) is read through a mapping file
+(PROTOCOL §12); --suggest-mapping prints a guessed one and needs neither --out nor a service.
 
 Secrets are better passed in the environment than on the command line (other users can see a
 process's arguments): PAYSLIP_CLIENT_SECRET and PAYSLIP_ENCRYPTION_KEY are read when the options
@@ -15,6 +20,7 @@ results.csv); 2 the run could not start (bad options, unreadable file, output fo
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,13 +28,15 @@ from typing import TextIO
 
 from pydantic import SecretStr
 
-from app.api_client import ApiClient
+from app.api.fail_fast import issuer_client
+from app.issuer.export.mapping import load_mapping
 from app.issuer.journal import JournalError
 from app.issuer.output import OutputError
 from app.issuer.payrun import PayrunFileError
 from app.issuer.records import IssuerKey
 from app.issuer.runner import MAX_BATCH, PayRun, Progress, RunInterrupted, RunSettings
 from app.issuer.sealing import EncryptionKeyError, decode_key
+from service.network_address import loopback_warning
 from service.protocol.schemas import PAYSLIP_SCHEMAS
 from service.settings import read_settings
 
@@ -40,9 +48,18 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m app issue-run",
         description="Register a pay run and write one badge per payslip (see docs/issuer.md).",
     )
-    parser.add_argument("file", type=Path, help="the pay run: .csv, .json or .jsonl")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (resumable)")
+    parser.add_argument("file", type=Path, help="the pay run: .csv, .xlsx, .json or .jsonl")
+    parser.add_argument("--out", type=Path, help="output folder (resumable)")
     parser.add_argument("--pdf-dir", type=Path, help="folder of the employees' payslip PDFs")
+    parser.add_argument(
+        "--combined-pdf", type=Path, help="one PDF with every employee's payslip, to split"
+    )
+    parser.add_argument("--mapping", type=Path, help="MAPPING.json for a payroll export")
+    parser.add_argument(
+        "--suggest-mapping",
+        action="store_true",
+        help="print a mapping guessed from FILE's headers and exit",
+    )
     parser.add_argument("--schema", choices=sorted(PAYSLIP_SCHEMAS), help="default schema")
     parser.add_argument("--batch-size", type=int, default=MAX_BATCH, help="1 to 1000")
     parser.add_argument("--workers", type=int, help="badge worker processes (default: CPUs)")
@@ -104,10 +121,45 @@ def _fail(message: str, code: int = EXIT_START) -> int:
     return code
 
 
+def _suggest(args: argparse.Namespace) -> int:
+    from app.issuer.export.suggest import suggest_for_file
+
+    sheet = None
+    if args.mapping is not None:
+        try:
+            sheet = load_mapping(args.mapping).sheet
+        except PayrunFileError as exc:
+            return _fail(str(exc))
+    try:
+        mapping = suggest_for_file(args.file, sheet)
+    except PayrunFileError as exc:
+        return _fail(str(exc))
+    print(json.dumps(mapping, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    if args.suggest_mapping:
+        return _suggest(args)
+    if args.out is None:
+        return _fail("--out is required (the output folder)")
+    mapping = None
+    if args.mapping is not None:
+        try:
+            mapping = load_mapping(args.mapping)
+        except PayrunFileError as exc:
+            return _fail(str(exc))
+    if args.combined_pdf is not None:
+        if args.pdf_dir is not None:
+            return _fail("give either --pdf-dir or --combined-pdf, not both")
+        if not args.combined_pdf.is_file():
+            return _fail(f"--combined-pdf {args.combined_pdf} is not a file")
     if not 1 <= args.batch_size <= MAX_BATCH:
         return _fail(f"--batch-size must be 1 to {MAX_BATCH}")
+    if not args.file.is_file():  # named as given, so the person sees which path was wrong
+        what = "is a folder, not a pay-run file" if args.file.is_dir() else "does not exist"
+        return _fail(f"{args.file} {what}")
     if args.pdf_dir is not None and not args.pdf_dir.is_dir():
         return _fail(f"--pdf-dir {args.pdf_dir} is not a folder")
     running = None
@@ -119,9 +171,7 @@ def main(argv: Sequence[str]) -> int:
             assert running.demo is not None
             info = running.demo.issuer.wire()
             url = running.url
-            client = ApiClient(
-                url, info["client_id"], info["client_secret"], issuer_url=url, deadline=60.0
-            )
+            client = issuer_client(url, info["client_id"], info["client_secret"], deadline=60.0)
             key = IssuerKey.from_info(info)
             scan_base = args.scan_base or running.config.scan_base
             print(
@@ -143,14 +193,13 @@ def main(argv: Sequence[str]) -> int:
             except (EncryptionKeyError, UnicodeEncodeError):
                 return _fail("the encryption key is not 32 bytes of base64url text")
             issuer_url = args.issuer_url or args.service_url
-            client = ApiClient(
-                args.auth_url or issuer_url,
-                args.client_id,
-                secret,
-                issuer_url=issuer_url,
-                deadline=60.0,
+            client = issuer_client(
+                issuer_url, args.client_id, secret, auth_url=args.auth_url, deadline=60.0
             )
             scan_base = args.scan_base or args.service_url
+        warning = loopback_warning(scan_base, "the badges' links")
+        if warning:
+            print(f"issue-run: {warning}", file=sys.stderr)
         settings = RunSettings(
             source=args.file,
             out_dir=args.out,
@@ -158,6 +207,8 @@ def main(argv: Sequence[str]) -> int:
             default_schema=args.schema,
             batch_size=args.batch_size,
             workers=args.workers,
+            mapping=mapping,
+            combined_pdf=args.combined_pdf,
         )
         printer = _Printer(sys.stderr, args.quiet)
         run = PayRun(
@@ -186,6 +237,8 @@ def main(argv: Sequence[str]) -> int:
             f"{p.errors} refused by the service, {p.rejected} rejected before sending"
             f"{resumed}; {p.rows / summary.seconds if summary.seconds else 0:.0f} rows/s"
         )
+        for note in summary.notes:
+            print(note)
         print(f"results: {summary.results_csv}")
         return EXIT_OK if summary.clean else EXIT_ROWS
     except KeyboardInterrupt:

@@ -8,12 +8,32 @@ name, client id, key version) to settings.json. The Issue screen then shows the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.settings import SecretStore, Settings
+from service.network_address import is_loopback_url
 from service.protocol.schemas import IssuerCreated
 
 SETTINGS_KEY = "issuer"
+THIS_COMPUTER = "this-computer"
+"""The saved address of an issuer that uses this computer's embedded service: a marker, not a
+port, so the issuer keeps working after a restart or a port change (issue 27)."""
+
+
+def saved_address(url: str, embedded_url: str | None) -> str:
+    """What to write to settings.json for `url`: the marker when it is the embedded service."""
+    url = url.rstrip("/")
+    if embedded_url and url == embedded_url.rstrip("/"):
+        return THIS_COMPUTER
+    return url
+
+
+def resolve_address(saved: str, embedded_url: str | None) -> str:
+    """The address to call for a saved one (the marker means the embedded service, now)."""
+    if saved == THIS_COMPUTER:
+        return (embedded_url or "").rstrip("/")
+    return saved
 
 
 def _secret_slot(client_id: str) -> str:
@@ -37,11 +57,16 @@ class LocalIssuer:
     def complete(self) -> bool:
         return bool(self.url and self.client_id and self.client_secret and self.encryption_key)
 
+    @property
+    def on_this_computer(self) -> bool:
+        return self.url == THIS_COMPUTER
+
 
 def save_local_issuer(
     settings: Settings, secrets: SecretStore, url: str, name: str, made: IssuerCreated
 ) -> LocalIssuer:
-    """Remember a just-created issuer (the admin API's one-time answer) for this computer."""
+    """Remember a just-created issuer (the admin API's one-time answer) for this computer;
+    `url` is the address it was created at (THIS_COMPUTER for the embedded service)."""
     issuer = LocalIssuer(
         url=url.rstrip("/"),
         client_id=made.client_id,
@@ -70,6 +95,41 @@ def remember(
     if settings.extra.get(SETTINGS_KEY) != wanted:
         settings.extra[SETTINGS_KEY] = wanted
         settings.save()
+
+
+def use_new_key(
+    settings: Settings, secrets: SecretStore, client_id: str, key_version: str, key: str
+) -> LocalIssuer | None:
+    """Issue with a just-made key from now on (Admin's "Give new key"): the key goes to the
+    secret store, its version to settings.json. None when this computer does not issue as
+    that client."""
+    saved = load_local_issuer(settings, secrets)
+    if saved is None or saved.client_id != client_id:
+        return None
+    secrets.set(_key_slot(client_id), key)
+    updated = LocalIssuer(saved.url, client_id, saved.name, key_version, saved.client_secret, key)
+    remember(settings, secrets, updated, with_secrets=False)
+    return updated
+
+
+def adopt_stale_loopback(
+    settings: Settings, embedded_url: str, answers: Callable[[str], bool]
+) -> bool:
+    """An issuer saved before addresses followed the service (at the embedded service's old
+    random port, `http://127.0.0.1:44503`) is this computer's: when that loopback address no
+    longer answers, save the marker instead, so issuing goes on after the update. True when
+    the settings were changed."""
+    saved = settings.extra.get(SETTINGS_KEY) if settings.extra else None
+    if not isinstance(saved, dict):
+        return False
+    url = str(saved.get("url") or "")
+    if not url or url == THIS_COMPUTER or url.rstrip("/") == embedded_url.rstrip("/"):
+        return False
+    if not is_loopback_url(url) or answers(url):
+        return False
+    settings.extra[SETTINGS_KEY] = {**saved, "url": THIS_COMPUTER}
+    settings.save()
+    return True
 
 
 def load_local_issuer(settings: Settings, secrets: SecretStore) -> LocalIssuer | None:

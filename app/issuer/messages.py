@@ -6,7 +6,7 @@ data must not end up in a dialog that is screenshotted into a support ticket.
 
 from __future__ import annotations
 
-from app.api_errors import ApiError
+from app.api_errors import ApiError, unreachable_words
 from app.issuer.journal import JournalError
 from app.issuer.output import OutputError
 from app.issuer.payrun import PayrunFileError
@@ -31,11 +31,48 @@ ISSUER_ERRORS: dict[str, str] = {
 }
 
 
+RETIRED_KEY = (
+    "This payslip was encrypted with a key that has been retired, so the service no longer "
+    "accepts it. In Admin, give this payroll provider a new key and tick “Use this key for "
+    "issuing on this computer” (or enter the new key and its version under Details), then issue "
+    "the payslip again."
+)
+
+
+def retired_key_words(exc: BaseException) -> str | None:
+    """What to do when the service refused the payslip because its key version is retired."""
+    if not isinstance(exc, ApiError):
+        return None
+    if exc.code == "KEY_VERSION_UNAVAILABLE" and "retired" in exc.message:
+        return RETIRED_KEY
+    if exc.code != "VALIDATION_FAILED":
+        return None
+    for problem in exc.field_errors:
+        if problem.path.endswith("key_version") and "retired" in problem.message:
+            return RETIRED_KEY
+    return None
+
+
+def resend_helps(exc: BaseException) -> bool:
+    """Whether pressing Issue again with the same prepared payslip can succeed: never for a
+    refusal the payslip itself caused (a retired key, invalid data, wrong credentials)."""
+    return isinstance(exc, ApiError) and exc.code in (
+        "SERVICE_UNREACHABLE",
+        "SERVICE_UNAVAILABLE",
+        "RATE_LIMITED",
+        "INTERNAL_ERROR",
+    )
+
+
 def describe_error(exc: BaseException) -> str:
     """One line for the user about `exc`, without any personal data."""
     if isinstance(exc, ApiError):
-        text = ISSUER_ERRORS.get(exc.code, f"The service answered {exc.code}.")
-        if exc.field_errors:
+        text = (
+            unreachable_words(exc)
+            or retired_key_words(exc)
+            or ISSUER_ERRORS.get(exc.code, f"The service answered {exc.code}.")
+        )
+        if exc.field_errors and not retired_key_words(exc):
             text += " " + "; ".join(
                 f"{fe.path or 'request'}: {fe.message}" for fe in exc.field_errors[:3]
             )

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from app.ui.staff_style import label, staff_stylesheet
 
 LABELS = {
+    "service_url": "Service address",
     "issuer_id": "Issuer id",
     "verifier_id": "Front desk id",
     "client_id": "Client id",
@@ -57,7 +58,8 @@ def write_private(path: Path, text: str) -> None:
 
 
 class CredentialsDialog(QDialog):
-    """`use_here` is offered for a new issuer: ticking it and closing calls `on_use_here`."""
+    """`use_here` is offered for a new issuer or key (`use_here_text`, ticked when
+    `use_here_checked`): ticked when the dialog closes, it calls `on_use_here`."""
 
     def __init__(
         self,
@@ -66,6 +68,8 @@ class CredentialsDialog(QDialog):
         parent: QWidget | None = None,
         *,
         on_use_here: Callable[[], None] | None = None,
+        use_here_text: str = "Use this issuer for issuing on this computer",
+        use_here_checked: bool = True,
         default_folder: Callable[[], str] = lambda: "",
         remember_folder: Callable[[str], None] = lambda _: None,
     ) -> None:
@@ -115,9 +119,9 @@ class CredentialsDialog(QDialog):
         layout.addLayout(grid)
         self.use_here: QCheckBox | None = None
         if on_use_here is not None:
-            self.use_here = QCheckBox("Use this issuer for issuing on this computer")
+            self.use_here = QCheckBox(use_here_text)
             self.use_here.setObjectName("useHere")
-            self.use_here.setChecked(True)
+            self.use_here.setChecked(use_here_checked)
             self.use_here.setToolTip(
                 "Keeps the secret and the key in this computer's secure password store, so the "
                 "Issue screen is ready without pasting anything."

@@ -27,6 +27,12 @@ from app.ui.staff_style import label, local_time
 from service.protocol.schemas import ClientSummary, KeySummary, Overview
 
 ROLES = {"admin": "Administer", "issuer": "Issue", "verifier": "Verify"}
+KEY_STATES = {
+    "active": "Current",
+    "live": "Previous (still verifies old payslips)",
+    "retired": "Retired",
+}
+"""A key's state in an office admin's words: the service says active / live / retired."""
 
 NO_OVERVIEW = Overview(issuers=[], verifiers=[], clients=[], keys=[], record_count=0)
 """What the tables show before the first ``admin_list`` answer."""
@@ -76,10 +82,12 @@ class OverviewTabs(QTabWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.overview: Overview = NO_OVERVIEW
+        self.own_ids: set[str] = set()
+        """The clients this app signs in with: never offered for disabling."""
         self.issuers = _table(["Payroll provider", "Issuer id", "Payslips", "Withdrawn"], (1,))
         self.verifiers = _table(["Front desk", "Front desk id", "Added"], (1,))
         self.clients = _table(["Client id", "Can", "Name", "State", "Added", "Note"], (0,))
-        self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0,))
+        self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0, 2))
         self.id_columns = {
             "issuers": (self.issuers, 1),
             "verifiers": (self.verifiers, 1),
@@ -143,6 +151,7 @@ class OverviewTabs(QTabWidget):
     def show_overview(self, overview: Overview, own_ids: set[str]) -> None:
         """Fill every table from an ``admin_list`` answer; ``own_ids``: this app's clients."""
         self.overview = overview
+        self.own_ids = set(own_ids)
         issuers, verifiers = overview.issuers, overview.verifiers
         _fill(
             self.issuers,
@@ -173,7 +182,7 @@ class OverviewTabs(QTabWidget):
                 [
                     k.key_version,
                     names.get(k.issuer_id, k.issuer_id),
-                    k.state.capitalize(),
+                    KEY_STATES.get(k.state, k.state.capitalize()),
                     local_time(k.created_at),
                     local_time(k.retired_at),
                 ]
@@ -192,7 +201,15 @@ class OverviewTabs(QTabWidget):
         key = self.key(selected_text(self.keys, 0))
         self.retire_button.setEnabled(admin and key is not None and key.state != "retired")
         client = self.client(selected_text(self.clients, 0))
+        own = client is not None and client.client_id in self.own_ids
+        # Left enabled for the app's own clients: pressing it says why it will not (a greyed
+        # button would not).
         self.disable_button.setEnabled(admin and client is not None and not client.disabled)
+        self.disable_button.setToolTip(
+            "This app signs in with this client, so it cannot be disabled from here."
+            if own
+            else "Stops the selected client from signing in, at once and for good."
+        )
         for name, (table, column) in self.id_columns.items():
             self.copy_buttons[name].setEnabled(selected_text(table, column) is not None)
 

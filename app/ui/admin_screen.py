@@ -27,7 +27,13 @@ from PySide6.QtWidgets import (
 from app.api_client import ApiClient
 from app.api_errors import ApiError
 from app.context import AppContext
-from app.issuer.local_issuer import save_local_issuer
+from app.issuer.local_issuer import (
+    LocalIssuer,
+    load_local_issuer,
+    save_local_issuer,
+    saved_address,
+    use_new_key,
+)
 from app.presentation import error_message
 from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
 from app.ui.admin_overview import OverviewTabs, select_row, selected_text
@@ -35,7 +41,7 @@ from app.ui.folders import last_folder, remember_folder
 from app.ui.pair_dialog import open_pair_dialog
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
-from service.protocol.schemas import IssuerCreated, Overview, VerifierCreated
+from service.protocol.schemas import IssuerCreated, KeyCreated, Overview, VerifierCreated
 
 REFRESH_MS = 20_000
 
@@ -217,7 +223,11 @@ class AdminScreen(QWidget):
     # ------------------------------------------------------------------ actions
 
     def _show_credentials(
-        self, title: str, values: dict[str, Any], on_use_here: Callable[[], None] | None = None
+        self,
+        title: str,
+        values: dict[str, Any],
+        on_use_here: Callable[[], None] | None = None,
+        **use_here: Any,
     ) -> None:
         settings = self.context.settings
         dialog = CredentialsDialog(
@@ -225,6 +235,7 @@ class AdminScreen(QWidget):
             values,
             self,
             on_use_here=on_use_here,
+            **use_here,
             default_folder=lambda: last_folder(settings, "credentials"),
             remember_folder=lambda folder: remember_folder(settings, "credentials", folder),
         )
@@ -254,7 +265,7 @@ class AdminScreen(QWidget):
             set_status(self.status, f"Nothing added: “{name}” exists already.")
             return
         if kind == "issuer":
-            url = self.context.service_url
+            url = saved_address(self.context.service_url, self._embedded_url())
 
             def made_issuer(made: IssuerCreated) -> None:
                 self.name_edit.clear()
@@ -269,7 +280,9 @@ class AdminScreen(QWidget):
 
             def made_verifier(made: VerifierCreated) -> None:
                 self.name_edit.clear()
-                self._show_credentials(f"New front desk: {name}", made.wire())
+                # The address other computers use, with the sign-in: all a desk needs.
+                values = {"service_url": self.context.public_url, **made.wire()}
+                self._show_credentials(f"New front desk: {name}", values)
 
             self._run(lambda: admin.admin_create_verifier(name), made_verifier, "Adding…")
 
@@ -280,9 +293,27 @@ class AdminScreen(QWidget):
             set_status(self.status, "The issuer could not be saved on this computer.", error=True)
             return
         set_status(self.status, f"“{name}” is now the issuer for issuing on this computer.")
+        self._reload_issue_screen()
+        self.refresh()  # its client is now "Used by this app"
+
+    def _reload_issue_screen(self) -> None:
         with contextlib.suppress(AttributeError, RuntimeError):
             window = self.window()
             window.issue_screen.issuer_panel.reload()  # type: ignore[attr-defined]
+
+    def _embedded_url(self) -> str | None:
+        service = self.context.service
+        return service.url if service is not None and self.context.demo is None else None
+
+    def local_issuer(self) -> LocalIssuer | None:
+        """The payroll provider this computer issues as (saved from Admin or the Issue screen)."""
+        return load_local_issuer(self.context.settings, self.context.secrets)
+
+    def issues_here(self, issuer_id: str) -> bool:
+        """Whether this computer issues as `issuer_id` (its saved issuer client belongs to it)."""
+        local = self.local_issuer()
+        client = self.tabs.client(local.client_id) if local is not None else None
+        return client is not None and client.owner_id == issuer_id
 
     def _target(self, table: QTableWidget, column: int, what: str) -> str | None:
         """The selected row's id for an action, or None (and a request to select one)."""
@@ -305,27 +336,77 @@ class AdminScreen(QWidget):
         if admin is None or issuer_id is None:
             return
         name = selected_text(self.issuers, 0) or issuer_id
-        self._run(
-            lambda: admin.admin_rotate_key(issuer_id),
-            lambda made: self._show_credentials(f"New key for {name}", made.wire()),
-            "Making a new key…",
+        here = self.issues_here(issuer_id)
+
+        def made_key(made: KeyCreated) -> None:
+            self._show_credentials(
+                f"New key for {name}",
+                made.wire(),
+                on_use_here=lambda: self._use_key_here(name, issuer_id, made),
+                use_here_text="Use this key for issuing on this computer",
+                use_here_checked=here,
+            )
+
+        self._run(lambda: admin.admin_rotate_key(issuer_id), made_key, "Making a new key…")
+
+    def _use_key_here(self, name: str, issuer_id: str, made: KeyCreated) -> None:
+        """Issue with the new key from now on, if this computer issues as its provider."""
+        local = self.local_issuer()
+        client = self.tabs.client(local.client_id) if local is not None else None
+        if local is None or client is None or client.owner_id != issuer_id:
+            set_status(
+                self.status,
+                f"This computer does not issue as “{name}”, so the new key was not kept here. "
+                "Give it to whoever issues for this payroll provider.",
+                error=True,
+            )
+            return
+        try:
+            use_new_key(
+                self.context.settings,
+                self.context.secrets,
+                local.client_id,
+                made.key_version,
+                made.encryption_key,
+            )
+        except OSError:
+            set_status(self.status, "The new key could not be saved on this computer.", error=True)
+            return
+        set_status(
+            self.status, f"This computer now issues for “{name}” with key {made.key_version}."
         )
+        self._reload_issue_screen()
 
     def _retire(self) -> None:
         key_version = self._target(self.keys, 0, "a key")
-        if key_version is not None:
-            self._confirm_then(
-                "Retire key",
-                f"Retire key {key_version} of {selected_text(self.keys, 1) or ''}?\n\n"
-                "Retiring destroys this key: payslips encrypted with it can never be verified "
-                "again.",
-                lambda admin: admin.admin_retire_key(key_version),
-                "Retiring…",
+        if key_version is None:
+            return
+        local = self.local_issuer()
+        warning = ""
+        if local is not None and local.key_version == key_version:
+            warning = (
+                "⚠ This computer still issues payslips with this key. After retiring it, "
+                "issuing here stops until this computer has a new key: first press “Give new "
+                "key” on the Payroll providers tab and tick “Use this key for issuing on this "
+                "computer”.\n\n"
             )
+        self._confirm_then(
+            "Retire key",
+            f"{warning}Retire key {key_version} of {selected_text(self.keys, 1) or ''}?\n\n"
+            "Retiring destroys this key: payslips encrypted with it can never be verified "
+            "again.",
+            lambda admin: admin.admin_retire_key(key_version),
+            "Retiring…",
+        )
 
     def _own_ids(self) -> set[str]:
+        """Every client this app signs in with: admin, desk, and the issuer it issues as."""
         clients = (self.context.admin, self.context.verifier, self.context.issuer)
-        return {i for i in (_client_id(c) for c in clients) if i}
+        own = {i for i in (_client_id(c) for c in clients) if i}
+        local = self.local_issuer()
+        if local is not None and local.client_id:
+            own.add(local.client_id)
+        return own
 
     def refusal(self, client_id: str) -> str | None:
         """Why this client must not be disabled from here, or None."""
@@ -334,8 +415,7 @@ class AdminScreen(QWidget):
                 "This is the admin client this app signs in with; disabling it would lock you "
                 "out of Admin. Disable it from another admin computer if you must."
             )
-        own = {_client_id(c) for c in (self.context.verifier, self.context.issuer)}
-        if client_id in own:
+        if client_id in self._own_ids():
             return (
                 "This app itself signs in with this client; disabling it would stop this "
                 "computer from working. Disable it from another computer if you must."

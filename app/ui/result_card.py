@@ -34,6 +34,7 @@ from app.presentation import (
     employee_lines,
     line_items,
     long_date,
+    shows_payslip_data,
     summary_lines,
     timestamp,
 )
@@ -127,7 +128,7 @@ class ResultCard(QWidget):
         tone = _TONES[outcome.verdict]
         self.banner.show_verdict(tone, meaning.headline, meaning.instruction, meaning.words)
         self.banner.retry_button.setVisible(outcome.verdict == "cannot_verify")
-        if outcome.verdict == "verified" and outcome.result is not None:
+        if shows_payslip_data(outcome.verdict) and outcome.result is not None:
             self.banner.set_facts(self._key_facts(outcome.result))
             self._add_details(outcome.result)
         elif outcome.verdict == "not_verified":

@@ -15,19 +15,26 @@ from urllib.parse import urlsplit
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
+    QVBoxLayout,
     QWidget,
 )
 
-from app.context import AppContext
+from app.api.probe import probe
+from app.context import AppContext, start_embedded_service
+from app.ui.service_address import AddressSection
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from service.config import default_data_dir
+from service.network_address import is_loopback_url
 from service.protocol.schemas import Overview
 from service.server import Running, start
+from service.tls import TlsError
 
 POLL_MS = 5000
 ENVIRONMENTS = {
@@ -71,14 +78,18 @@ def restart_embedded(context: AppContext) -> Running:
         raise RuntimeError("this desk does not run the service itself")
     folder = instance_dir(context)
     assert folder is not None
-    port = urlsplit(old.url).port or 0
     environment = old.config.environment
     # A demo's temporary folder outlives this stop: the restarted service takes it over (and
     # removes it when it stops in turn).
     temporary, old.temporary_dir = old.temporary_dir, None
     old.stop()
-    context.service = start(folder, port=port, environment=environment)
+    if context.demo is not None:
+        port = urlsplit(old.url).port or 0
+        context.service = start(folder, port=port, environment=environment)
+    else:  # the kept port, listen address, office address and certificate of the settings
+        context.service = start_embedded_service(context.settings, folder, environment)
     context.service.temporary_dir = temporary
+    context.follow_service()
     return context.service
 
 
@@ -109,8 +120,19 @@ class ServicePanel(QWidget):
         self._checking = False
         self._started = time.monotonic()
         running = context.service
+        # The screen's own scroll area: with the address settings it is taller than a
+        # 1024x600 screen, and one scroll bar for the whole screen is the rule.
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        body = QWidget()
+        staff_screen(body)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(body)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer.addWidget(self.scroll_area)
         layout = titled_column(
-            self,
+            body,
             "Service",
             "The verification service keeps the registered payslips and answers every check. "
             + (
@@ -123,6 +145,10 @@ class ServicePanel(QWidget):
         self.state.setObjectName("serviceState")
         self.state.setStyleSheet("font-size:15pt;padding:10px 14px;border-radius:8px;")
         layout.addWidget(self.state)
+        self.problem = label("", "serviceProblem")
+        self.problem.setStyleSheet("color:#b3261e;font-weight:600;")
+        self.problem.hide()
+        layout.addWidget(self.problem)
 
         about, about_layout = section("About this service")
         grid = QGridLayout()
@@ -131,6 +157,8 @@ class ServicePanel(QWidget):
         grid.setVerticalSpacing(8)
         self.url_label = label(context.service_url or "not set up", "fieldValue")
         self.url_label.setObjectName("serviceUrl")
+        self.public_label = label(self._public_words(), "fieldValue")
+        self.public_label.setObjectName("servicePublicUrl")
         folder = instance_dir(context)
         if context.demo is not None:
             folder_text = "A temporary folder, deleted when the app closes"
@@ -144,7 +172,14 @@ class ServicePanel(QWidget):
         rows: list[tuple[str, QLabel]] = [
             ("Kind", self.environment_label),
             ("Runs", label("Inside this app" if running else "Elsewhere", "fieldValue")),
-            ("Address", self.url_label),
+            *(
+                [
+                    ("Address here", self.url_label),
+                    ("For other desks and phones", self.public_label),
+                ]
+                if running is not None
+                else [("Address", self.url_label)]
+            ),
             ("Data kept in", label(store_words(running), "fieldValue")),
             ("Data folder", label(folder_text, "fieldValue")),
             ("Running for", self.uptime_label),
@@ -155,6 +190,12 @@ class ServicePanel(QWidget):
             grid.addWidget(value, row, 1)
         about_layout.addLayout(grid)
         layout.addWidget(about)
+
+        self.address: AddressSection | None = None
+        if running is not None and context.demo is None:
+            self.address = AddressSection(context)
+            self.address.apply_requested.connect(self.restart)
+            layout.addWidget(self.address)
 
         buttons = QHBoxLayout()
         self.check_button = QPushButton("Check now")
@@ -173,8 +214,9 @@ class ServicePanel(QWidget):
         layout.addWidget(self.message)
         layout.addStretch(1)
         self.check_button.clicked.connect(self.check)
+        self.copy_button.setToolTip("Copies the address other desks and phones use.")
         self.copy_button.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.context.service_url)
+            lambda: QGuiApplication.clipboard().setText(self.context.public_url)
         )
         self.restart_button.clicked.connect(self.restart)
         self.timer = QTimer(self)
@@ -182,6 +224,14 @@ class ServicePanel(QWidget):
         self.timer.timeout.connect(self.check)
         self.timer.start()
         self.check()
+
+    def _public_words(self) -> str:
+        url = self.context.public_url
+        if not url:
+            return "not set up"
+        if is_loopback_url(url):
+            return f"{url} — this computer only: other desks and phones cannot use it"
+        return url
 
     def check(self) -> None:
         self.uptime_label.setText(_uptime(time.monotonic() - self._started))
@@ -192,7 +242,9 @@ class ServicePanel(QWidget):
         client = self.context.verifier
         admin = self.context.admin
 
-        def work() -> tuple[bool, Overview | None]:
+        verify = self.context.own_options().get("verify", True)
+
+        def work() -> tuple[bool, Overview | None, str]:
             healthy = client.healthz(url)
             overview = None
             if healthy and admin is not None:
@@ -200,14 +252,18 @@ class ServicePanel(QWidget):
                     overview = admin.admin_list()
                 except Exception:  # counts are a nicety; health is what matters here
                     overview = None
-            return healthy, overview
+            # Why not, naming the address ("refused", "did not answer in time", ...).
+            problem = "" if healthy else (probe(url, verify) or "")
+            return healthy, overview, problem
 
-        self.tasks.run(work, self._show, lambda _: self._show((False, None)))
+        self.tasks.run(work, self._show, lambda _: self._show((False, None, "")))
 
-    def _show(self, answer: tuple[bool, Overview | None]) -> None:
+    def _show(self, answer: tuple[bool, Overview | None, str]) -> None:
         self._checking = False
-        healthy, overview = answer
+        healthy, overview, problem = answer
         self.healthy = bool(healthy)
+        self.problem.setText(problem)
+        self.problem.setVisible(bool(problem) and not healthy)
         if self.healthy:
             self.state.setText("✔ Running — answering checks")
             self.state.setStyleSheet(
@@ -241,17 +297,25 @@ class ServicePanel(QWidget):
             self.restart_button.setEnabled(True)
             self._started = time.monotonic()
             self.url_label.setText(self.context.service_url)
+            self.public_label.setText(self._public_words())
             set_status(self.message, "The service was restarted.")
+            if self.address is not None:
+                self.address.on_restarted(True, lambda: self.context.public_url)
             self.restarted.emit()
             self.check()
 
         def failed(exc: Exception) -> None:
             self.restart_button.setEnabled(True)
+            reason = str(exc) if isinstance(exc, TlsError | OSError) else ""
             set_status(
                 self.message,
-                "The service could not be restarted. Close and reopen the app.",
+                "The service could not be restarted"
+                + (f" ({reason})" if reason else "")
+                + ". Change the values below, or close and reopen the app.",
                 error=True,
             )
+            if self.address is not None:
+                self.address.on_restarted(False, lambda: "")
             self.check()
 
         self.tasks.run(lambda: restart_embedded(self.context), done, failed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QGridLayout,
@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.desk_check import desk_problem
 from app.settings import SecretStore, Settings
 from app.ui.staff_style import label, section, set_status, staff_stylesheet, titled_column
+from app.ui.tasks import TaskRunner
 
 DEMO, CONNECT, ISSUE, SERVICE = "demo", "connect", "issue", "service"
 #: The screen each choice opens first.
@@ -60,8 +62,9 @@ CHOICES = (
     Choice(
         SERVICE,
         "Run the service on this computer",
-        "This computer keeps the registered payslips for your office. Set up payroll providers "
-        "and front desks in Admin.",
+        "This computer keeps the registered payslips. Set up payroll providers and front desks "
+        "in Admin; to serve other desks and phones, give the office address on the Service "
+        "screen.",
     ),
 )
 
@@ -91,12 +94,17 @@ def apply_choice(
 
 
 class WelcomeDialog(QDialog):
-    """`choice` is set when the user picked one (None when closed with "Not now")."""
+    """`choice` is set when the user picked one (None when closed with "Not now").
+
+    Signals: `connect_failed(str)` with the words shown when "Connect" found a problem."""
+
+    connect_failed = Signal(str)
 
     def __init__(
         self, settings: Settings, secrets: SecretStore, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
+        self.tasks = TaskRunner(self)
         self.settings = settings
         self.secrets = secrets
         self.choice: str | None = None
@@ -205,6 +213,10 @@ class WelcomeDialog(QDialog):
         bottom.addWidget(self.later_button)
         outer.addLayout(bottom)
 
+    def done(self, result: int) -> None:
+        self.tasks.close()  # a late answer must not reach a closed dialog
+        super().done(result)
+
     def pick(self, key: str) -> None:
         if key == CONNECT:
             self.pages.setCurrentIndex(1)
@@ -216,7 +228,9 @@ class WelcomeDialog(QDialog):
         self.accept()
 
     def connect_desk(self) -> None:
-        url = self.url_edit.text().strip()
+        """Check the address and sign in with the credentials (off the GUI thread); only then
+        save them and say connected. A failure names the part that is wrong."""
+        url = self.url_edit.text().strip().rstrip("/")
         client_id = self.client_edit.text().strip()
         secret = self.secret_edit.text().strip()
         if not (url.startswith(("http://", "https://")) and client_id and secret):
@@ -227,6 +241,23 @@ class WelcomeDialog(QDialog):
                 error=True,
             )
             return
+        self.connect_button.setEnabled(False)
+        set_status(self.connect_status, f"Checking the address and signing in at {url}…")
+
+        def checked(problem: str | None) -> None:
+            self.connect_button.setEnabled(True)
+            if problem is not None:
+                set_status(self.connect_status, problem, error=True)
+                self.connect_failed.emit(problem)
+                return
+            self._save_desk(url, client_id, secret)
+
+        def crashed(exc: Exception) -> None:
+            checked(f"The check could not be made ({type(exc).__name__}). Try again.")
+
+        self.tasks.run(lambda: desk_problem(url, client_id, secret), checked, crashed)
+
+    def _save_desk(self, url: str, client_id: str, secret: str) -> None:
         try:
             apply_choice(
                 self.settings, self.secrets, CONNECT, url=url, client_id=client_id, secret=secret

@@ -124,10 +124,13 @@ class TokenService:
                 oauth_error="invalid_scope",
             )
         audience = str(params["audience"])
-        if not _same_url(audience, self._aud.for_scope(wanted)):
+        expected = self._aud.for_scope(wanted)
+        if not _same_url(audience, expected):
+            # The expected URL is public (`/openapi.json` `servers`): naming it costs nothing and
+            # saves the caller a guess.
             raise ServiceError(
                 ErrorCode.FORBIDDEN,
-                "the audience must be the base URL of the API this scope is for",
+                f"the audience for {wanted} must be {expected} (the base URL of its API)",
                 oauth_error="invalid_scope",
             )
         now = int(self._clock.now().timestamp())

@@ -26,7 +26,8 @@ def error_body(error: ServiceError) -> dict[str, Any]:
 def error_headers(error: ServiceError) -> dict[str, str]:
     headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
     if error.code is ErrorCode.UNAUTHORIZED:
-        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+        # A refused Basic client is challenged with Basic (service.http.client_auth).
+        headers["WWW-Authenticate"] = getattr(error, "challenge", 'Bearer error="invalid_token"')
     if error.code.retry_after:
         headers["Retry-After"] = str(max(1, error.retry_after or 1))
     return headers

@@ -53,6 +53,7 @@ class Asset:
 
 ASSETS: dict[str, str] = {
     "verify.js": "text/javascript; charset=utf-8",
+    "format.js": "text/javascript; charset=utf-8",
     "verify.css": "text/css; charset=utf-8",
     "icon.svg": "image/svg+xml",
 }

@@ -14,6 +14,7 @@ from service.domain.context import Domain
 from service.domain.errors import ServiceError
 from service.domain.tokens import Principal
 from service.http.body import parse_json, read_body
+from service.http.client_auth import challenged, with_client_credentials
 from service.http.inputs import name_of, revocation_reason, validated
 from service.http.metrics import BATCH_RECORDS, OUTCOME_KEY
 from service.http.openapi import build_openapi
@@ -83,7 +84,12 @@ def add_routes(
 
     # --- token endpoint ---------------------------------------------------------------------
     def token(call: Call) -> Reply:
-        return Reply(200, domain.tokens.grant(_token_params(limits.token)), NO_STORE)
+        authorization = bottle.request.environ.get("HTTP_AUTHORIZATION")
+        params = with_client_credentials(_token_params(limits.token), authorization)
+        try:
+            return Reply(200, domain.tokens.grant(params), NO_STORE)
+        except ServiceError as error:
+            raise challenged(error, authorization) from None
 
     def jwks(call: Call) -> Reply:
         return Reply(200, domain.tokens.jwks())

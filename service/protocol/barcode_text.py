@@ -2,10 +2,21 @@
 
 Readers accept every form; writers produce version 2. Parsing never fetches anything and never
 trusts the URL's host: authenticity comes from the registry and the GCM tag alone.
+
+Besides the forms in PROTOCOL §3's table, readers take the legacy JSON form the vendor's own
+verifier read (issue 22): a text starting with `{`, an object of exactly three members,
+`{"v": 1, "service_reference": "<ref>", "ciphertext": "<base64url>"}`. No writer here produces
+it; badges in the field may carry it. Decided, since no public definition of the form exists:
+`v` is the JSON integer 1 or 2 and says how `ciphertext` is encoded, as the leading digit of a
+payload does (1: unpadded base64url, 2: unpadded upper-case Base32, PROTOCOL §1); the reference
+is 22 base64url characters; a duplicate, missing or unknown member, a nested value, `true` for 1
+and anything else malformed is refused like any other malformed text. The whole text is held to
+the same 13000-character ceiling as every barcode, before it is parsed.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -59,11 +70,22 @@ def build_scan_url_v1_fragment(scan_base: str, reference: str, ciphertext: bytes
     return f"{scan_base.rstrip('/')}/v/{reference}#1.{b64url_encode(ciphertext)}"
 
 
+def build_payload_json_v1(reference: str, ciphertext: bytes) -> str:
+    """The legacy JSON form (see the module docstring). Never written on a badge here; it
+    exists so tests can produce what the field carries and prove that readers take it."""
+    return json.dumps(
+        {"v": 1, "service_reference": reference, "ciphertext": b64url_encode(ciphertext)},
+        separators=(",", ":"),
+    )
+
+
 def parse_barcode(text: str) -> Payload:
     """Read any form of PROTOCOL §3 (surrounding whitespace ignored)."""
     stripped = text.strip()
     if not stripped:
         raise BarcodeTextError("barcode text is empty")
+    if stripped.startswith("{"):
+        return _parse_json(stripped)
     match = _URL_RE.match(stripped)
     if match:
         return _parse_url(match.group("rest"))
@@ -97,6 +119,50 @@ def _parse_payload(text: str) -> Payload:
     if len(parts) != 3 or parts[0] not in ("1", "2"):
         raise BarcodeTextError("not a payslip barcode payload")
     return _payload(int(parts[0]), parts[1], parts[2])
+
+
+_JSON_MEMBERS = frozenset(("v", "service_reference", "ciphertext"))
+
+
+def _parse_json(text: str) -> Payload:
+    """The legacy JSON form. Only scalar members are allowed, so nesting (which the standard
+    parser follows recursively) ends in RecursionError at worst, caught here like any error."""
+    if len(text) > MAX_BARCODE_CHARS:
+        raise BarcodeTextError("the barcode text is too long")
+    try:
+        fields = json.loads(text, object_pairs_hook=_unique_members, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError, as are the hooks'
+        raise BarcodeTextError("not a valid JSON barcode payload") from None
+    if not isinstance(fields, dict) or set(fields) != _JSON_MEMBERS:
+        raise BarcodeTextError(
+            "a JSON barcode payload has exactly the members v, service_reference and ciphertext"
+        )
+    version, reference, encoded = fields["v"], fields["service_reference"], fields["ciphertext"]
+    if type(version) is not int or version not in (1, 2):  # `true` is an int in Python
+        raise BarcodeTextError("the JSON barcode payload's v is not 1 or 2")
+    if not isinstance(reference, str) or not isinstance(encoded, str):
+        raise BarcodeTextError("the JSON barcode payload's reference and ciphertext are not text")
+    # The shared patterns end in `$`, which also matches before a final newline: harmless in a
+    # stripped payload, but a JSON string can end in one.
+    if not REFERENCE_RE.fullmatch(reference):
+        raise BarcodeTextError("the reference is not 22 base64url characters")
+    if "\n" in encoded:
+        raise BarcodeTextError("the ciphertext has a line break")
+    return _payload(version, reference, encoded)
+
+
+def _unique_members(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """Refuse duplicate members (two parsers may disagree on which wins) and nested objects."""
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise ValueError("duplicate member")
+    if any(isinstance(value, (dict, list)) for value in members.values()):
+        raise ValueError("nested value")
+    return members
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError("NaN and Infinity are not JSON")
 
 
 def _payload(version: int, reference: str, encoded: str) -> Payload:

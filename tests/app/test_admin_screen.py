@@ -111,6 +111,8 @@ def test_rotate_retire_and_disable_through_the_admin_api(
         screen.create_issuer_button.click()
     qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
     client_id = screen.last_dialog.fields["client_id"].text()  # type: ignore[union-attr]
+    # Not used for issuing here: a client this computer signs in with cannot be disabled.
+    screen.last_dialog.use_here.setChecked(False)  # type: ignore[union-attr]
     screen.last_dialog.confirm_saved()  # type: ignore[union-attr]
     qtbot.waitUntil(lambda: screen.select_row(screen.clients, client_id), timeout=10000)
     screen.disable_button.click()
@@ -177,7 +179,7 @@ def test_service_panel_restarts_the_embedded_service(
 
 
 def test_service_panel_says_when_the_service_does_not_answer(
-    qtbot: QtBot, config_dir: Path, no_leaks: None
+    qtbot: QtBot, config_dir: Path, screenshot_dir: Path, no_leaks: None
 ) -> None:
     import socket
 
@@ -191,6 +193,9 @@ def test_service_panel_says_when_the_service_does_not_answer(
     context = start_remote_context(settings, SecretStore(config_dir, use_keyring=False))
     panel, tasks = _panel(qtbot, context, healthy=False)
     assert "Not answering" in panel.state.text()
+    # ... and why, naming the saved address.
+    assert "refused" in panel.problem.text() and settings.verifier_url in panel.problem.text()
+    shoot(panel, screenshot_dir, "service-remote-refused", ((1366, 768), (1024, 600)))
     panel.timer.stop()
     tasks.wait()
     context.close()

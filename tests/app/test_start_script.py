@@ -73,3 +73,41 @@ def test_a_deleted_venv_is_reinstalled(tmp_path: Path) -> None:
     shutil.rmtree(project / ".venv")
     _start(project)
     assert _lines(project / "bootstrap.log") == ["installed", "installed"]
+
+
+def _run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PAYSLIP_REINSTALL"}
+    return subprocess.run(
+        ["bash", str(project / "scripts" / "start"), *args],
+        env=env,
+        timeout=60,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_a_mistyped_option_is_named_by_scripts_start_itself(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    done = _run(project, "--servcie")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "scripts/start: unknown option '--servcie' (did you mean --service?)"
+    assert lines[1].startswith("usage: scripts/start")
+    assert "python -m app" not in done.stderr and "Traceback" not in done.stderr
+    assert _lines(project / "bootstrap.log") == []  # nothing installed for a typo
+    assert _lines(project / "started.log") == []
+
+
+def test_each_slow_step_is_announced_first(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    first = _run(project, "--service")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == [
+        "installing what Payslip Verify needs to run (first run only, or after pyproject.toml "
+        "changed) ...",
+        "starting the demo service (temporary: new credentials at every start) ...",
+    ]
+    again = _run(project)
+    assert again.stdout.splitlines() == ["starting the app in demo mode ..."]

@@ -83,7 +83,8 @@ def test_connecting_a_desk_through_the_welcome_verifies_against_a_real_service(
     dialog.secret_edit.setText(desk.client_secret)
     shoot(dialog, screenshot_dir, "welcome-connect", ((860, 560), (1280, 800)))
     dialog.connect_button.click()
-    assert dialog.choice == "connect" and not dialog.isVisible()
+    qtbot.waitUntil(lambda: dialog.choice == "connect", timeout=10000)
+    assert not dialog.isVisible()
     saved = Settings.load(config_dir)
     assert saved.mode == "remote" and saved.verifier_url == demo_context.service_url
     assert desk.client_secret not in (config_dir / "settings.json").read_text()
@@ -144,3 +145,42 @@ def test_settings_open_the_welcome_again_but_not_at_the_kiosk(
         dialog.deleteLater()
     finally:
         window.close()
+
+
+def test_connect_with_a_wrong_secret_or_address_does_not_say_connected(
+    qtbot: QtBot,
+    demo_context: AppContext,
+    config_dir: Path,
+    screenshot_dir: Path,
+    no_leaks: None,
+) -> None:
+    """The check signs in before saving; each failure names the part to fix (issue 27)."""
+    import socket
+
+    settings, secrets = Settings(), SecretStore(config_dir, use_keyring=False)
+    dialog = WelcomeDialog(settings, secrets)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.buttons["connect"].click()
+    desk = demo_context.demo.verifier  # type: ignore[union-attr]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    cases = (
+        (demo_context.service_url, desk.client_id, "wrong-secret", "Desk secret:"),
+        (demo_context.service_url, "iss_someone", desk.client_secret, "Desk client id:"),
+        (dead, desk.client_id, desk.client_secret, "Service address:"),
+    )
+    for url, client_id, secret, part in cases:
+        dialog.url_edit.setText(url)
+        dialog.client_edit.setText(client_id)
+        dialog.secret_edit.setText(secret)
+        with qtbot.waitSignal(dialog.connect_failed, timeout=10000) as failed:
+            dialog.connect_button.click()
+        assert failed.args[0].startswith(part) and dialog.connect_status.text() == failed.args[0]
+        assert dialog.choice is None and dialog.isVisible()
+        assert "connected" not in failed.args[0].lower()
+    assert "refused" in dialog.connect_status.text() and dead in dialog.connect_status.text()
+    shoot(dialog, screenshot_dir, "welcome-connect-refused", ((1024, 600), (1366, 768)))
+    assert not (config_dir / "settings.json").exists()  # nothing saved
+    dialog.close()

@@ -185,9 +185,13 @@ def browser() -> Iterator[Any]:
 class Phone:
     """One browser context (one phone) with its console errors and the requests it made."""
 
-    def __init__(self, browser: Any, viewport: dict[str, int] = PHONE) -> None:
+    def __init__(self, browser: Any, viewport: dict[str, int] = PHONE, **options: Any) -> None:
+        """`options`: more of Playwright's context options (`timezone_id`, `bypass_csp`, ...)."""
         self.context = browser.new_context(
-            viewport=viewport, device_scale_factor=2 if viewport is PHONE else 1, is_mobile=False
+            viewport=viewport,
+            device_scale_factor=2 if viewport is PHONE else 1,
+            is_mobile=False,
+            **options,
         )
         self.page = self.context.new_page()
         self.errors: list[str] = []
@@ -228,15 +232,16 @@ class Phone:
 
 
 OpenPhone = Callable[..., Phone]
-"""`open_phone(viewport=PHONE)`: a new phone (browser context), closed after the test."""
+"""`open_phone(viewport=PHONE, **context_options)`: a new phone (browser context), closed after
+the test."""
 
 
 @pytest.fixture
 def open_phone(browser: Any) -> Iterator[OpenPhone]:
     opened: list[Phone] = []
 
-    def open_one(viewport: dict[str, int] = PHONE) -> Phone:
-        phone = Phone(browser, viewport)
+    def open_one(viewport: dict[str, int] = PHONE, **options: Any) -> Phone:
+        phone = Phone(browser, viewport, **options)
         opened.append(phone)
         return phone
 

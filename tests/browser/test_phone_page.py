@@ -53,7 +53,7 @@ def test_phone_verifies_a_fresh_badge(
     text = phone.text()
     assert "This is a payslip verification code for 127.0.0.1" in text
     assert "Sign in as a verifier" in text
-    assert "desk" in text
+    assert "payroll provider named on the payslip" in text  # who can give access
     assert not [r for r in phone.requests if any(api in r for api in RECORD_APIS)]
     for value in employee_strings():
         assert value not in phone.html()

@@ -19,6 +19,7 @@ from service.domain.errors import ServiceError
 from service.http.body import parse_json
 from service.protocol.barcode_text import (
     BarcodeTextError,
+    build_payload_json_v1,
     build_payload_v1,
     build_payload_v2,
     build_scan_url_v1_fragment,
@@ -47,7 +48,7 @@ ALLOWED_CHARS = st.characters(
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 BARCODE_ALPHABET = st.sampled_from(
-    list("12|#./:%vV" + string.ascii_letters + string.digits + "_- ")
+    list('12|#./:%vV{}":,[' + string.ascii_letters + string.digits + "_- ")
 )
 
 
@@ -56,6 +57,8 @@ BARCODE_ALPHABET = st.sampled_from(
 @example("https://h/v/" + "A" * 22 + "#1.")
 @example("%")
 @example("https://h/v/%ZZ")
+@example('{"v":1,"service_reference":"' + "A" * 22 + '","ciphertext":"QQ"')
+@example('{"v":' + "[" * 3000)
 def test_the_barcode_parser_raises_only_its_documented_error(text: str) -> None:
     try:
         payload = parse_barcode(text)
@@ -75,6 +78,7 @@ def test_every_written_form_reads_back(reference: str, ciphertext: bytes, host: 
         build_scan_url_v2(host, reference, ciphertext),
         build_scan_url_v1_fragment(host, reference, ciphertext),
         f"  {build_scan_url_v2(host, reference, ciphertext)}\n",
+        build_payload_json_v1(reference, ciphertext),
     ):
         parsed = parse_barcode(text)
         assert (parsed.service_reference, parsed.ciphertext) == (reference, ciphertext)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.issuer.badges import BADGE_WIDTH
+from app.issuer.export.mapping import ExportMapping
 from app.issuer.progress import Progress
 
 __all__ = [
@@ -62,6 +63,10 @@ class RunSettings:
     badge_width: int = BADGE_WIDTH
     workers: int | None = None
     """Badge worker processes; None picks the CPU count, 0 or 1 renders in this process."""
+    mapping: ExportMapping | None = None
+    """How a payroll system's export maps onto payslip fields (PROTOCOL §12)."""
+    combined_pdf: Path | None = None
+    """One PDF holding every employee's payslip, split by the names and ids in its text."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= MAX_BATCH:
@@ -92,6 +97,8 @@ class RunSummary:
     results_csv: Path
     resumed: bool
     seconds: float
+    notes: tuple[str, ...] = ()
+    """Plain lines about the run as a whole (pages of a combined PDF nobody was matched to)."""
 
     @property
     def clean(self) -> bool:

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import io
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -49,6 +51,14 @@ from app.api_errors import (
     InvalidResponse,
     Unauthorized,
     ValidationFailed,
+    unreachable_words,
+)
+from app.issuer.export.combined_pdf import (
+    SPLIT_DIR,
+    assign_pages,
+    page_texts,
+    people_of,
+    split_pdf,
 )
 from app.issuer.journal import JournalError, RunJournal
 from app.issuer.journal import exists_in as journal_exists
@@ -68,7 +78,7 @@ from app.issuer.run.results import (
     RunSummary,
 )
 from app.issuer.run.rows import PayrunRow, RowProblem
-from app.issuer.run.source import count_rows, read_payrun
+from app.issuer.run.source import check_header, count_rows, read_payrun, read_raw_rows
 from app.issuer.workers import remove_stale_temporaries
 from service.protocol.schemas import BatchResultItem
 
@@ -108,7 +118,12 @@ class PayRun:
         self.client = client
         self.key = key
         self.scan_base = scan_base.rstrip("/")
+        if settings.combined_pdf is not None:
+            # Each row's pages are split into a private folder and stamped from there.
+            settings = dataclasses.replace(settings, pdf_dir=settings.out_dir / SPLIT_DIR)
         self.settings = settings
+        self._notes: dict[int, str] = {}
+        self._pdf_names: dict[int, str] | None = None
         self._on_progress = on_progress
         self._on_results = on_results
         self._on_batch_registered = on_batch_registered
@@ -127,6 +142,7 @@ class PayRun:
         self._started = time.monotonic()
         settings = self.settings
         out = settings.out_dir
+        check_header(settings.source, settings.mapping)
         check_writable(out)
         for sub in ("badges", "pdfs") if settings.pdf_dir else ("badges",):
             check_writable(out / sub)
@@ -138,10 +154,13 @@ class PayRun:
             )
         journal = RunJournal.open(out)
         remove_stale_temporaries(out)
+        notes: tuple[str, ...] = ()
         try:
             header = open_header(journal, self.key, self.scan_base, settings.source)
+            if settings.combined_pdf is not None:
+                notes = self._split_combined()
             acked, pending = replay(journal)
-            self.progress.total = count_rows(settings.source)
+            self.progress.total = count_rows(settings.source, settings.mapping)
             self._report()
             with atomic_writer(out / RESULTS_NAME) as raw:
                 text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
@@ -161,11 +180,35 @@ class PayRun:
         finally:
             journal.close()
             self._outputs.close()
+            if settings.combined_pdf is not None:
+                # The split pages are payslips: never left behind, remade on a resume.
+                shutil.rmtree(out / SPLIT_DIR, ignore_errors=True)
         self.progress.phase = "done"
         self._report()
         return RunSummary(
-            self.progress, out / RESULTS_NAME, journal.resumed, time.monotonic() - self._started
+            self.progress,
+            out / RESULTS_NAME,
+            journal.resumed,
+            time.monotonic() - self._started,
+            notes,
         )
+
+    def _split_combined(self) -> tuple[str, ...]:
+        """Assign the combined PDF's pages to rows and split them out (PROTOCOL §12)."""
+        settings = self.settings
+        assert settings.combined_pdf is not None and settings.pdf_dir is not None
+        self.progress.phase = "checking"
+        self._report()
+        texts = page_texts(settings.combined_pdf)
+        people = people_of(
+            read_raw_rows(
+                settings.source, default_schema=settings.default_schema, mapping=settings.mapping
+            )
+        )
+        assignment = assign_pages(texts, people)
+        self._pdf_names = split_pdf(settings.combined_pdf, assignment, settings.pdf_dir)
+        self._notes = {row: "; ".join(n) for row, n in assignment.row_notes.items()}
+        return tuple(assignment.summary())
 
     # ------------------------------------------------------------------ main loop
 
@@ -184,7 +227,11 @@ class PayRun:
         batch: list[Entry] = []
         batch_number = 0
         rows = read_payrun(
-            settings.source, default_schema=settings.default_schema, pdf_dir=settings.pdf_dir
+            settings.source,
+            default_schema=settings.default_schema,
+            pdf_dir=settings.pdf_dir,
+            mapping=settings.mapping,
+            pdf_names=self._pdf_names,
         )
         for item in self._checked(rows):
             if isinstance(item, RowProblem):
@@ -301,6 +348,12 @@ class PayRun:
             ) from None
         except (ApiError, InvalidResponse) as exc:
             rid = f" [request {exc.request_id}]" if exc.request_id else ""
+            words = unreachable_words(exc)  # "refused" or "did not answer", with the address
+            if words:
+                raise RunInterrupted(
+                    f"{words[:1].lower()}{words[1:].rstrip('.?')}{rid}; what was sent is in the "
+                    "run journal: run again with the same output folder to resume"
+                ) from None
             raise RunInterrupted(
                 f"the service could not register a batch ({exc.code}){rid}; what was sent is in "
                 "the run journal: run again with the same output folder to resume"
@@ -321,12 +374,20 @@ class PayRun:
     # ------------------------------------------------------------------ reporting
 
     def _emit(self, results: list[RecordResult], writer: Any) -> None:
+        if self._notes:
+            results = [self._noted(r) for r in results]
         for result in results:
             self.progress.count(result)
             writer.writerow([getattr(result, name) for name in RESULT_COLUMNS])
         if self._on_results is not None and results:
             self._on_results(results)
         self._report()
+
+    def _noted(self, result: RecordResult) -> RecordResult:
+        note = self._notes.get(result.row)
+        if not note:
+            return result
+        return dataclasses.replace(result, reason="; ".join(r for r in (result.reason, note) if r))
 
     def _tick(self) -> None:
         """Report at most every 0.1 s (rows are checked far faster than a screen redraws)."""

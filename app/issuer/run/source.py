@@ -23,11 +23,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from app.files import unreadable
+from app.issuer.export.formats import count_sheet_rows, csv_dialect, open_table, sniff_encoding
+from app.issuer.export.mapping import ExportMapping, is_target, resolve_headers
+from app.issuer.export.reader import read_export, read_export_raw
 from app.issuer.run.rows import (
     META_COLUMNS,
     PayrunFileError,
@@ -37,13 +40,20 @@ from app.issuer.run.rows import (
     check_row,
 )
 
-__all__ = ["count_rows", "read_payrun", "read_text_rows"]
+__all__ = [
+    "check_header",
+    "count_rows",
+    "is_own_layout",
+    "read_payrun",
+    "read_raw_rows",
+    "read_text_rows",
+]
 
 _JSON_KEYS = frozenset({*META_COLUMNS, "payslip_non_pii", "pii"})
 
 
-def _csv_rows(handle: TextIO) -> Iterator[RowInput]:
-    reader = csv.reader(handle)
+def _csv_rows(handle: TextIO, delimiter: str = ",") -> Iterator[RowInput]:
+    reader = csv.reader(handle, delimiter=delimiter)
     try:
         header = next(reader)
     except StopIteration:
@@ -232,33 +242,121 @@ def _kind_of(path: Path, handle: TextIO) -> str:
     return "json" if start == "[" else "csv"
 
 
+def is_own_layout(path: Path) -> bool:
+    """Whether a CSV's header uses today's column names exactly (else it is read as a
+    payroll export: headers case-folded, and any unknown one refused)."""
+    with open_table(path) as table:
+        return all(not h.strip() or is_target(h.strip()) for h in table.header)
+
+
+def _with_pdf_names(
+    rows: Iterator[RowInput], pdf_names: Mapping[int, str] | None
+) -> Iterator[RowInput]:
+    for raw in rows:
+        if pdf_names is not None:
+            raw.meta.pop("pdf", None)
+            if raw.number in pdf_names:
+                raw.meta["pdf"] = pdf_names[raw.number]
+        yield raw
+
+
 def read_payrun(
-    path: Path, *, default_schema: str | None = None, pdf_dir: Path | None = None
+    path: Path,
+    *,
+    default_schema: str | None = None,
+    pdf_dir: Path | None = None,
+    mapping: ExportMapping | None = None,
+    pdf_names: Mapping[int, str] | None = None,
 ) -> Iterator[PayrunRow | RowProblem]:
     """Every row of a pay-run file, checked, in file order. Raises PayrunFileError only when the
-    file as a whole cannot be read; a bad row is a RowProblem and reading goes on."""
+    file as a whole cannot be read; a bad row is a RowProblem and reading goes on.
+
+    A payroll system's export (an XLSX, a CSV with a `mapping`, or a CSV whose headers are not
+    all today's column names) is read by `app.issuer.export`; `pdf_names` (row number -> file in
+    `pdf_dir`) names each row's PDF when the PDFs come split from one combined PDF."""
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".jsonl", ".ndjson") and (
+        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
+    ):
+        yield from read_export(
+            path,
+            mapping or ExportMapping(),
+            default_schema=default_schema,
+            pdf_dir=pdf_dir,
+            pdf_names=pdf_names,
+        )
+        return
+    encoding = "utf-8-sig"
+    if suffix not in (".json", ".jsonl", ".ndjson"):
+        encoding = sniff_encoding(path)
     try:
-        handle: TextIO = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115
+        handle: TextIO = open(path, encoding=encoding, newline="")  # noqa: SIM115
     except OSError as exc:
         raise PayrunFileError(unreadable(path, exc)) from None
     seen: dict[str, int] = {}
     with handle:
         try:
             kind = _kind_of(path, handle)
-            rows = {"csv": _csv_rows, "json": _json_rows, "jsonl": _jsonl_rows}[kind](handle)
-            for raw in rows:
+            if kind == "csv":
+                delimiter = csv_dialect(handle.readline())
+                handle.seek(0)
+                rows = _csv_rows(handle, delimiter)
+            else:
+                rows = {"json": _json_rows, "jsonl": _jsonl_rows}[kind](handle)
+            for raw in _with_pdf_names(rows, pdf_names):
                 yield check_row(raw, default_schema, seen, pdf_dir)
         except UnicodeDecodeError:
             raise PayrunFileError(f"{path.name} is not UTF-8 text") from None
 
 
-def count_rows(path: Path) -> int | None:
+def check_header(path: Path, mapping: ExportMapping | None = None) -> None:
+    """Raise PayrunFileError now when the file cannot be opened or has headers nobody placed,
+    so a run stops before it opens a journal or sends anything (JSON: checked per row)."""
+    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
+        return
+    mapping = mapping or ExportMapping()
+    with open_table(path, sheet=mapping.sheet, skip_rows=mapping.skip_rows) as table:
+        resolve_headers(table.header, mapping)
+
+
+def read_raw_rows(
+    path: Path, *, default_schema: str | None = None, mapping: ExportMapping | None = None
+) -> Iterator[RowInput]:
+    """The rows in the neutral shape, unchecked (to match pages of a combined PDF to rows)."""
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".jsonl", ".ndjson") and (
+        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
+    ):
+        yield from read_export_raw(path, mapping or ExportMapping(), default_schema=default_schema)
+        return
+    encoding = "utf-8-sig" if suffix in (".json", ".jsonl", ".ndjson") else sniff_encoding(path)
+    try:
+        handle: TextIO = open(path, encoding=encoding, newline="")  # noqa: SIM115
+    except OSError as exc:
+        raise PayrunFileError(unreadable(path, exc)) from None
+    with handle:
+        try:
+            kind = _kind_of(path, handle)
+            if kind == "csv":
+                delimiter = csv_dialect(handle.readline())
+                handle.seek(0)
+                yield from _csv_rows(handle, delimiter)
+            else:
+                yield from {"json": _json_rows, "jsonl": _jsonl_rows}[kind](handle)
+        except UnicodeDecodeError:
+            raise PayrunFileError(f"{path.name} is not UTF-8 text") from None
+
+
+def count_rows(path: Path, mapping: ExportMapping | None = None) -> int | None:
     """A quick estimate of the number of rows (for a progress bar); None when unknown.
 
     CSV and JSON Lines: line breaks counted in 1 MiB blocks. A JSON array: its items decoded
     one at a time and dropped (about 10 us a row, a fraction of a percent of a run), so even
     that progress bar knows its end from the start."""
     suffix = path.suffix.lower()
+    skip = mapping.skip_rows if mapping is not None else 0
+    if suffix in (".xlsx", ".xlsm"):
+        return count_sheet_rows(path, mapping.sheet if mapping else None, skip)
     if suffix == ".json":
         try:
             with open(path, encoding="utf-8-sig") as text:
@@ -272,7 +370,7 @@ def count_rows(path: Path) -> int | None:
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
     except OSError:
         return None
-    return max(lines - (1 if suffix in (".csv", ".txt") else 0), 0)
+    return max(lines - (1 + skip if suffix in (".csv", ".txt") else 0), 0)
 
 
 def read_text_rows(text: str, *, default_schema: str | None = None) -> list[PayrunRow | RowProblem]:

@@ -9,8 +9,9 @@ SecretStore (OS keyring or a 0600 file), never in settings.json.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -23,20 +24,35 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.fail_fast import issuer_client
+from app.api.probe import probe
 from app.api_client import ApiClient
 from app.context import AppContext
-from app.issuer.local_issuer import LocalIssuer, load_local_issuer, remember
+from app.issuer.local_issuer import (
+    LocalIssuer,
+    load_local_issuer,
+    remember,
+    resolve_address,
+    saved_address,
+)
 from app.issuer.records import IssuerKey
 from app.issuer.sealing import decode_key
+from app.ui.tasks import TaskRunner
+from service.network_address import is_loopback_url
 
 DEMO_NAME = "Demo Payroll Pty Ltd"
 
 
 class IssuerPanel(QFrame):
-    def __init__(self, context: AppContext) -> None:
+    """Signals: `probed(str)` after a saved address was checked ("" when it answers)."""
+
+    probed = Signal(str)
+
+    def __init__(self, context: AppContext, tasks: TaskRunner | None = None) -> None:
         super().__init__()
         self.setObjectName("section")
         self.context = context
+        self.tasks = tasks
         self._client: ApiClient | None = None
         self._client_key: tuple[str, str, str] | None = None
         self._name = ""
@@ -54,6 +70,21 @@ class IssuerPanel(QFrame):
         head.addWidget(self.summary, 1)
         head.addWidget(self.details_button)
         layout.addLayout(head)
+        self.warning = QLabel("")
+        self.warning.setObjectName("issuerWarning")
+        self.warning.setWordWrap(True)
+        self.warning.setStyleSheet(
+            "background:#fff4ce;border:1px solid #c19c00;border-radius:6px;padding:6px 10px;"
+            "color:#3b2f00;"
+        )
+        self.warning.hide()
+        layout.addWidget(self.warning)
+        self.unreachable = QLabel("")
+        self.unreachable.setObjectName("issuerUnreachable")
+        self.unreachable.setWordWrap(True)
+        self.unreachable.setStyleSheet("color:#b3261e;font-weight:600;")
+        self.unreachable.hide()
+        layout.addWidget(self.unreachable)
         self.details = QWidget()
         self.details.setObjectName("issuerDetails")
         grid = QGridLayout(self.details)
@@ -94,6 +125,9 @@ class IssuerPanel(QFrame):
         """Show the demo issuer or the one saved on this computer (after Admin saved one)."""
         context = self.context
         saved = load_local_issuer(context.settings, context.secrets)
+        embedded = self._embedded_url()
+        if saved is not None:  # "this computer" is the embedded service, whatever its port now
+            saved = replace(saved, url=resolve_address(saved.url, embedded))
         # A payroll provider saved for this service (from Admin) wins over the demo one.
         here = context.service_url.rstrip("/")
         saved_here = saved is not None and saved.complete and saved.url.rstrip("/") == here
@@ -113,6 +147,8 @@ class IssuerPanel(QFrame):
             self._set_summary(f"Issuing as <b>{DEMO_NAME}</b> (demo payroll provider)")
             self.details_button.setChecked(False)
             self._show_details(False)
+            self._warn_scan_base(context.service.config.scan_base if context.service else "")
+            self.unreachable.hide()
             return
         local = saved or LocalIssuer(url=context.service_url, client_id="")
         self.fields["url"].setText(local.url or context.service_url or "")
@@ -125,7 +161,15 @@ class IssuerPanel(QFrame):
             self._set_summary(f"Issuing as <b>{saved.name or saved.client_id}</b>")
             self.details_button.setChecked(False)
             self._show_details(False)
+            on_embedded = embedded is not None and saved.url == embedded.rstrip("/")
+            service = context.service
+            self._warn_scan_base(
+                service.config.scan_base if on_embedded and service is not None else saved.url
+            )
+            self._probe(saved.url, context.own_options() if on_embedded else {})
         else:
+            self.warning.hide()
+            self.unreachable.hide()
             self._set_summary(
                 "No payroll provider is set up on this computer yet. In Admin, add one and tick "
                 "“Use this issuer for issuing on this computer”, or enter the details you were "
@@ -133,6 +177,45 @@ class IssuerPanel(QFrame):
             )
             self.details_button.setChecked(True)
             self._show_details(True)
+
+    def _warn_scan_base(self, scan_base: str) -> None:
+        """Say plainly when the badges' links will only open on this computer."""
+        if not scan_base or not is_loopback_url(scan_base):
+            self.warning.hide()
+            return
+        if self.context.demo is not None:
+            text = (
+                "Demo: phones cannot open the links on these badges; they point at this "
+                f"computer's own address ({scan_base})."
+            )
+        else:
+            text = (
+                "⚠ Phones cannot open the links on these badges: they point at this computer's "
+                f"own address ({scan_base}). Before issuing real payslips, set the address for "
+                "badges on the Service screen."
+            )
+        self.warning.setText(text)
+        self.warning.show()
+
+    def _probe(self, url: str, own: dict[str, object]) -> None:
+        """Check the saved address off the GUI thread; say at once, naming it, if it is dead."""
+        self.unreachable.hide()
+        if self.tasks is None or not url:
+            return
+        verify = own.get("verify", True)
+
+        def show(problem: str | None) -> None:
+            text = f"The saved service address does not answer. {problem}" if problem else ""
+            self.unreachable.setText(text)
+            self.unreachable.setVisible(bool(text))
+            self.probed.emit(text)
+
+        self.tasks.run(lambda: probe(url, verify), show)  # type: ignore[arg-type]
+
+    def _embedded_url(self) -> str | None:
+        """This computer's own service (not a demo's, which is gone at the next start)."""
+        service = self.context.service
+        return service.url if service is not None and self.context.demo is None else None
 
     def _set_summary(self, html: str) -> None:
         self.summary.setText(html)
@@ -164,12 +247,13 @@ class IssuerPanel(QFrame):
             self.details_button.setChecked(True)
             raise ValueError("The encryption key is not valid; copy it again in full.") from None
         ident = (url, client_id, secret)
+        embedded = context.service is not None and context.service.url.rstrip("/") == url
         if self._client is None or self._client_key != ident:
             if self._client is not None:
                 self._client.close()
-            self._client = ApiClient(url, client_id, secret, issuer_url=url, deadline=30.0)
+            own = context.own_options() if embedded else {}
+            self._client = issuer_client(url, client_id, secret, **own)
             self._client_key = ident
-        embedded = context.service is not None and context.service.url.rstrip("/") == url
         scan_base = context.service.config.scan_base if embedded and context.service else url
         self._save(url, client_id, secret, key_text, key_version)
         return self._client, key, scan_base
@@ -178,7 +262,8 @@ class IssuerPanel(QFrame):
         self, url: str, client_id: str, secret: str, key_text: str, key_version: str | None
     ) -> None:
         keep = self.remember.isChecked()
-        issuer = LocalIssuer(url, client_id, self._name, key_version or "", secret, key_text)
+        address = saved_address(url, self._embedded_url())
+        issuer = LocalIssuer(address, client_id, self._name, key_version or "", secret, key_text)
         with contextlib.suppress(OSError):  # not remembering the address is no reason to stop
             remember(self.context.settings, self.context.secrets, issuer, with_secrets=keep)
 

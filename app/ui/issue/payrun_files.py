@@ -13,7 +13,14 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
 
 from app import resources
 from app.context import AppContext
@@ -33,7 +40,9 @@ class PayRunFiles(QObject):
         grid.setColumnStretch(1, 1)
         self.run_file = QLineEdit()
         self.run_file.setObjectName("runFile")
-        self.run_file.setPlaceholderText("The pay-run file from your payroll (.csv or .json)")
+        self.run_file.setPlaceholderText(
+            "The export from your payroll system (.csv or .xlsx), or a pay-run file (.json)"
+        )
         self.run_pdf_dir = QLineEdit()
         self.run_pdf_dir.setPlaceholderText("Optional: a folder with one payslip PDF per employee")
         self.run_out_dir = QLineEdit()
@@ -53,6 +62,14 @@ class PayRunFiles(QObject):
             grid.addWidget(edit, row, 1)
             grid.addWidget(browse, row, 2)
         files_layout.addLayout(grid)
+        self.combined = QCheckBox("One PDF with every payslip (we split it by employee)")
+        self.combined.setObjectName("combinedPdf")
+        self.combined.setToolTip(
+            "Each page goes to the employee whose name or ID is on it; pages that name nobody, "
+            "or several people, are listed and not stamped."
+        )
+        self.combined.toggled.connect(self._combined_toggled)
+        files_layout.addWidget(self.combined)
         sample = QHBoxLayout()
         self.sample_button = QPushButton("Use the sample pay-run file")
         self.sample_button.setObjectName("linkButton")
@@ -77,8 +94,20 @@ class PayRunFiles(QObject):
             self.run_out_dir.setText(str(Path.home() / "Payslip badges" / f"Sample run {stamp}"))
 
     def paths(self) -> tuple[Path | None, Path | None, Path | None]:
-        """The pay-run file, the PDF folder and the output folder; None where left empty."""
-        return _path(self.run_file), _path(self.run_pdf_dir), _path(self.run_out_dir)
+        """The pay-run file, the PDF folder and the output folder; None where left empty (the
+        PDF folder is None when the PDF is one combined file: see `combined_pdf`)."""
+        pdfs = None if self.combined.isChecked() else _path(self.run_pdf_dir)
+        return _path(self.run_file), pdfs, _path(self.run_out_dir)
+
+    def combined_pdf(self) -> Path | None:
+        return _path(self.run_pdf_dir) if self.combined.isChecked() else None
+
+    def _combined_toggled(self, combined: bool) -> None:
+        self.run_pdf_dir.setPlaceholderText(
+            "Optional: the one PDF with every employee's payslip"
+            if combined
+            else "Optional: a folder with one payslip PDF per employee"
+        )
 
     def _pick_file(self) -> None:
         name = open_file(
@@ -86,12 +115,23 @@ class PayRunFiles(QObject):
             self.context.settings,
             "pay-run files",
             "Choose the pay-run file",
-            "Pay runs (*.csv *.json *.jsonl)",
+            "Pay runs (*.csv *.xlsx *.json *.jsonl)",
         )
         if name:
             self.run_file.setText(name)
 
     def _pick_dir(self, edit: QLineEdit) -> None:
+        if edit is self.run_pdf_dir and self.combined.isChecked():
+            name = open_file(
+                self.dialog_parent,
+                self.context.settings,
+                "payslip PDFs",
+                "Choose the PDF with every payslip",
+                "PDF (*.pdf)",
+            )
+            if name:
+                edit.setText(name)
+            return
         purpose = "payslip PDFs" if edit is self.run_pdf_dir else "pay-run output"
         name = choose_folder(self.dialog_parent, self.context.settings, purpose, "Choose a folder")
         if name:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,6 +42,8 @@ from app.issuer.runner import (
     RunSummary,
 )
 from app.ui.issue.issuer_panel import IssuerPanel
+from app.ui.issue.payrun_columns import ExportColumns
+from app.ui.issue.payrun_export import ExportColumnsFlow
 from app.ui.issue.payrun_files import PayRunFiles
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import ProblemsFilter, ResultsModel
@@ -66,13 +68,15 @@ class CheckOutcome:
     problems: list[RowProblem]
 
 
-class PayRunTab(QWidget):
+class PayRunTab(ExportColumnsFlow, QWidget):
     """Signals: `checked(CheckOutcome)`, `run_finished(object)` (a RunSummary or the message),
     `progressed(int)` with the bar's value after every update."""
 
     checked = Signal(object)
     run_finished = Signal(object)
     progressed = Signal(int)
+    columns_ready = Signal(object)  # the chosen file's ExportLook (or the message)
+    preview_ready = Signal(object)  # the preview rows (or the message)
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
@@ -128,12 +132,29 @@ class PayRunTab(QWidget):
         run_layout.addStretch(1)
         self.top.addWidget(run, 1)
 
-        table_head = QHBoxLayout()
+        self.columns = ExportColumns(self)
+        layout.addWidget(self.columns.box, 2)
+        self._look_timer = QTimer(self)
+        self._look_timer.setSingleShot(True)
+        self._look_timer.setInterval(250)
+        self._look_timer.timeout.connect(self.load_columns)
+        self.run_file.textChanged.connect(self._look_timer.start)
+        self.columns.changed.connect(self.refresh_preview)
+        self._preview_generation = 0
+
+        self.rows_head = QWidget()
+        table_head = QHBoxLayout(self.rows_head)
+        table_head.setContentsMargins(0, 0, 0, 0)
         table_head.addWidget(label("ROWS", "sectionTitle", wrap=False))
         table_head.addStretch(1)
+        self.columns_button = QPushButton("Show the export's columns")
+        self.columns_button.setObjectName("linkButton")
+        self.columns_button.hide()
+        self.columns_button.clicked.connect(lambda: self._show_columns(True))
+        table_head.addWidget(self.columns_button)
         self.problems_only = QCheckBox("Show problems only")
         table_head.addWidget(self.problems_only)
-        layout.addLayout(table_head)
+        layout.addWidget(self.rows_head)
         self.results_model = ResultsModel(self)
         self.results_filter = ProblemsFilter(self)
         self.results_filter.setSourceModel(self.results_model)
@@ -187,18 +208,22 @@ class PayRunTab(QWidget):
         if paths is None:
             return
         source, pdf_dir, _ = paths
+        ok, mapping = self._confirmed_mapping()
+        if not ok:
+            return
+        self._show_columns(False)
         self.results_model.clear()
         self._set_running(True, checking=True)
         self._set_run_status("Checking…")
         signals = self.run_signals
 
         def work() -> CheckOutcome:
-            total = count_rows(source)
+            total = count_rows(source, mapping)
             ready = 0
             problems: list[RowProblem] = []
             chunk: list[tuple[int, str, str, str, str]] = []
             done = 0
-            for item in read_payrun(source, pdf_dir=pdf_dir):
+            for item in read_payrun(source, pdf_dir=pdf_dir, mapping=mapping):
                 done += 1
                 if isinstance(item, PayrunRow):
                     ready += 1
@@ -240,6 +265,10 @@ class PayRunTab(QWidget):
         if out_dir is None:
             self._set_run_status("Choose an output folder.", error=True)
             return
+        ok, mapping = self._confirmed_mapping()
+        if not ok:
+            return
+        self._show_columns(False)
         try:
             client, key, scan_base = self.issuer_panel.credentials()
         except ValueError as exc:
@@ -254,7 +283,12 @@ class PayRunTab(QWidget):
             key,
             scan_base,
             RunSettings(
-                source=source, out_dir=out_dir, pdf_dir=pdf_dir, batch_size=self.batch_size
+                source=source,
+                out_dir=out_dir,
+                pdf_dir=pdf_dir,
+                batch_size=self.batch_size,
+                mapping=mapping,
+                combined_pdf=self.files.combined_pdf(),
             ),
             on_progress=lambda p: signals.progress.emit(snapshot(p)),
             on_results=lambda rs: signals.results.emit(
@@ -318,6 +352,9 @@ class PayRunTab(QWidget):
             f"refused, {p.rejected} not sent. The badges and the results list "
             f"({summary.results_csv.name}) are in the output folder."
         )
+        unplaced = [n.removeprefix("combined PDF: ") for n in summary.notes[1:]]
+        if unplaced:
+            text += " Not stamped: " + "; ".join(unplaced) + "."
         self._set_run_status(text, error=not summary.clean)
         self.run_finished.emit(summary)
 

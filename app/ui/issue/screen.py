@@ -24,7 +24,7 @@ class IssueScreen(QWidget):
         self.context = context
         self.tasks = tasks
         outer = titled_column(self, "Issue payslips", margins=(24, 18, 24, 18), spacing=10)
-        self.issuer_panel = IssuerPanel(context)
+        self.issuer_panel = IssuerPanel(context, tasks)
         outer.addWidget(self.issuer_panel)
         self.single = SinglePayslipTab(context, tasks, self.issuer_panel)
         self.payrun = PayRunTab(context, tasks, self.issuer_panel)

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.context import AppContext
 from app.issuer.examples import CURRENCY, example_employee, example_payslip
-from app.issuer.messages import describe_error
+from app.issuer.messages import describe_error, resend_helps
 from app.issuer.payrun import stray_pii
 from app.issuer.pii import PiiTextError, format_for_schema
 from app.issuer.records import (
@@ -346,7 +346,7 @@ class SinglePayslipTab(QWidget):
                 {fe.path.removeprefix("payslip_non_pii."): fe.message for fe in exc.field_errors}
             )
         text = describe_error(exc)
-        if self.prepared.pending and self.self_managed.isChecked():
+        if self.prepared.pending and self.self_managed.isChecked() and resend_helps(exc):
             text += " Pressing the button again resends the same payslip safely."
         self._set_status(text, error=True)
         self.failed.emit(text)

@@ -10,6 +10,8 @@
 // - A result is cleared after 60 s without a tap, and on "Done".
 // Everything is written with textContent: nothing from the service is parsed as HTML.
 
+import { amountOf, employeeRows, longDate, timestamp } from "./format.js";
+
 const IDLE_MS = 60_000;
 const DEADLINE_MS = 4_000; // one user action (sign-in + verification) answers within this
 const TOKEN_KEY = "payslipVerify.token";
@@ -23,12 +25,18 @@ const $ = (id) => document.getElementById(id);
 
 // --- what opened this page ----------------------------------------------------------------------
 
-/** {kind: "pair", code} | {kind: "scan", barcode} | {kind: "none"} from the page's address. */
+/** {kind: "pair", code} | {kind: "scan", barcode} | {kind: "incomplete"} | {kind: "none"} from
+ * the page's address. A badge link whose code part (`#2.…`) was lost, as some messengers and
+ * hand-typing do, is "incomplete": nothing is known about the payslip, so it gets no verdict and
+ * is never sent (the desk app says the same text is not a payslip code). */
 function readAddress() {
   const path = location.pathname.replace(/\/+$/, "");
   const fragment = location.hash.slice(1);
   if (path === "/v/pair") return fragment ? { kind: "pair", code: fragment } : { kind: "none" };
   if (path === "/v" && !fragment) return { kind: "none" };
+  if (/^\/v\/[A-Za-z0-9_-]{22}$/.test(path) && /^([12]\.?)?$/.test(fragment)) {
+    return { kind: "incomplete" };
+  }
   // Every scan URL form of PROTOCOL §3 is sent whole; the service parses it (any host).
   return { kind: "scan", barcode: location.href };
 }
@@ -128,75 +136,6 @@ async function currentToken() {
   return result;
 }
 
-// --- formatting (the same rules as the desk app's app/presentation.py) --------------------------
-
-const MINOR_UNITS = { JPY: 0, KRW: 0, VND: 0, XOF: 0, XAF: 0, CLP: 0, ISK: 0, BHD: 3, KWD: 3,
-  OMR: 3, JOD: 3, TND: 3, IQD: 3, LYD: 3 };
-const SYMBOLS = { AUD: "$", NZD: "$", USD: "$", CAD: "$", SGD: "$", HKD: "$", GBP: "£",
-  EUR: "€", JPY: "¥" };
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-
-function group(digits) {
-  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
-
-/** A decimal string (v2, shown exactly) or integer minor units (v1) as "$1,234.50 AUD". */
-function money(value, currency, cents) {
-  let text = String(value).trim();
-  if (!/^-?\d+(\.\d+)?$/.test(text)) return `${text} ${currency}`;
-  const negative = text.startsWith("-");
-  if (negative) text = text.slice(1);
-  let whole = text;
-  let fraction = "";
-  if (cents) {
-    const places = MINOR_UNITS[currency] ?? 2;
-    const padded = text.padStart(places + 1, "0");
-    whole = places ? padded.slice(0, -places) : padded;
-    fraction = places ? padded.slice(-places) : "";
-  } else {
-    [whole, fraction = ""] = text.split(".");
-  }
-  whole = whole.replace(/^0+(?=\d)/, "");
-  const number = group(whole) + (fraction ? `.${fraction}` : "");
-  return `${negative ? "-" : ""}${SYMBOLS[currency] || ""}${number} ${currency}`;
-}
-
-function amountOf(fields, key) {
-  const currency = String(fields.currency || "");
-  if (fields[`${key}_cents`] !== undefined) return money(fields[`${key}_cents`], currency, true);
-  if (fields[key] !== undefined) return money(fields[key], currency, false);
-  return null;
-}
-
-function longDate(value) {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(value || ""));
-  if (!match) return String(value || "");
-  return `${Number(match[3])} ${MONTHS[Number(match[2]) - 1]} ${match[1]}`;
-}
-
-function timestamp(value) {
-  return String(value || "").replace("T", " ").replace(/(\.\d+)?Z$/, " UTC");
-}
-
-/** All but the last 3 letters or digits hidden, as on the desk. */
-function maskAccount(value) {
-  const total = [...value].filter((c) => /[A-Za-z0-9]/.test(c)).length;
-  if (total <= 3) return value;
-  let seen = 0;
-  return [...value].map((c) => {
-    if (!/[A-Za-z0-9]/.test(c)) return c;
-    seen += 1;
-    return seen > total - 3 ? c : "•";
-  }).join("");
-}
-
-const EMPLOYEE_LABELS = {
-  position: "Position", department: "Department", employer_abn: "Employer ABN",
-  employer_identity: "Employer", employer_name: "Employer", ird_number: "IRD number",
-  bsb: "BSB", account_number: "Bank account", account_name: "Account name", address: "Address",
-  raw: "Employee data",
-};
-
 // --- what a result means (the same words as the desk app) ---------------------------------------
 
 const REASONS = {
@@ -217,7 +156,9 @@ function startAction() {
 }
 
 function show(...ids) {
-  for (const id of ["intro", "pairing", "sign-in", "ready", "checking"]) $(id).hidden = !ids.includes(id);
+  for (const id of ["intro", "incomplete", "pairing", "sign-in", "ready", "checking"]) {
+    $(id).hidden = !ids.includes(id);
+  }
   const verdict = ids.includes("verdict");
   $("verdict").hidden = !verdict;
   $("main").hidden = verdict;
@@ -244,10 +185,11 @@ function showWho() {
 function showSignIn(reason) {
   showWho();
   const hasCode = state.address.kind === "scan";
-  $("intro-title").textContent = hasCode
-    ? `This is a payslip verification code for ${instance}.`
-    : `Verify payslips for ${instance}.`;
-  $("intro-eyebrow").textContent = hasCode ? "Payslip verification code" : "Payslip Verify";
+  // With a code: lead with "Not checked yet", so nothing before sign-in can read like a pass.
+  $("intro-title").textContent = hasCode ? "Not checked yet" : `Verify payslips for ${instance}`;
+  $("intro-lead").textContent = hasCode
+    ? `This is a payslip verification code for ${instance}. Nothing about the payslip has been checked.`
+    : `Sign in to check the QR codes on payslips registered with ${instance}.`;
   $("sign-in-button").textContent = hasCode ? "Sign in and verify" : "Sign in";
   message("sign-in-message", reason);
   show("intro", "sign-in");
@@ -324,11 +266,7 @@ function fillVerified(result) {
   fact(list, "Tax (PAYE)", amountOf(fields, "paye"));
   fact(list, "YTD gross", amountOf(fields, "ytd_gross"));
   fact(list, "YTD tax", amountOf(fields, "ytd_paygw") || amountOf(fields, "ytd_paye"));
-  for (const [key, label] of Object.entries(EMPLOYEE_LABELS)) {
-    if (key === "raw" && employee.employee_name === undefined) continue;
-    const value = employee[key];
-    if (value) fact(list, label, key === "account_number" ? maskAccount(value) : value);
-  }
+  for (const [label, value] of employeeRows(employee)) fact(list, label, value);
   fact(list, "Reference", result.service_reference, "mono");
   fact(list, "Registered", timestamp(payslip.registered_at));
   fact(list, "Checked", timestamp(result.decrypted_at));
@@ -519,6 +457,10 @@ function start() {
   if (state.address.kind === "pair") {
     showWho();
     return show("pairing");
+  }
+  if (state.address.kind === "incomplete") {
+    showWho();
+    return show("incomplete");
   }
   if (state.address.kind === "scan" && (savedToken() || rememberedCredential())) return verify();
   if (state.address.kind === "none" && (savedToken() || rememberedCredential())) return showReady();

@@ -17,7 +17,9 @@ from .common import ClosedModel
 
 
 class TokenRequest(BaseModel):
-    """PROTOCOL §7: JSON or form-encoded; unknown parameters are ignored."""
+    """PROTOCOL §7: JSON or form-encoded; unknown parameters are ignored. The client id and
+    secret may come as HTTP Basic credentials instead (RFC 6749 §2.3.1), never in both places.
+    `audience` is the base URL of the API the token is for (`servers` of this document)."""
 
     model_config = ConfigDict(extra="ignore")
 

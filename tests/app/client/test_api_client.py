@@ -385,7 +385,9 @@ def test_build_barcode_against_a_stopped_service_gives_up_within_the_deadline(
     with pytest.raises(ServiceUnreachable) as info:
         client.register_and_build_barcode(build_body(live.sealed()))
     assert info.value.status is None
-    assert "connection failed" in info.value.message
+    assert "connection refused" in info.value.message
+    assert info.value.reason == "refused"
+    assert (info.value.address or "").startswith("http://127.0.0.1:")
     assert len(fake_time.sleeps) >= 2
     assert fake_time.now - start < 3.0
 
@@ -527,7 +529,8 @@ def test_connect_timeout_is_separate_and_the_deadline_holds_over_retries() -> No
             filler.close()
         server.close()
     assert time.monotonic() - started < 3.0
-    assert "connection failed" in caught.value.message
+    assert "no answer to the connection" in caught.value.message
+    assert caught.value.reason == "no_answer"
     assert slept  # more than one attempt fitted in the deadline
     with pytest.raises(ValueError):
         ApiClient(url, "a", "b", connect_timeout=0)

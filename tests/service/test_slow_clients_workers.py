@@ -1,0 +1,137 @@
+"""Slow clients cannot hold `serve --workers` (issue 22): a real `serve --workers 2` on
+PostgreSQL + Redis, with the slow-client deadlines lowered by configuration.
+
+300 connections send a partial head and 110 a body, a byte every half second, with a token or
+without. Meanwhile normal verifications on new connections are answered (each within a client
+timeout far below the time the slow connections are kept trickling), and every slow connection
+is cut by the server. gunicorn's plain gthread worker failed both: every thread was held by a
+slow connection and none was ever cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from tests.service.cluster import Instance, Server, new_instance, registered, token
+
+HEADS = 300
+BODIES = 110
+TRICKLE_FOR = 30.0
+"""The longest the test keeps trickling; the server must cut every slow connection before."""
+LIMITS = {
+    "PAYSLIP_HEADER_TIMEOUT": "2",
+    "PAYSLIP_BODY_GRACE": "2",
+    "PAYSLIP_BODY_MIN_RATE": "1024",
+    "PAYSLIP_RATE_LIMIT_IP": "off",
+}
+
+
+@pytest.fixture
+def instance(tmp_path: Path) -> Iterator[Instance]:
+    with new_instance(tmp_path / "d") as made:
+        yield made
+
+
+class Trickle:
+    """Slow connections sending a byte each per round; `cut` are those the server closed."""
+
+    def __init__(self, url: str, starts: list[bytes]) -> None:
+        parts = urlsplit(url)
+        address = (parts.hostname or "", parts.port or 0)
+        self.socks: list[socket.socket] = []
+        for start in starts:
+            sock = socket.create_connection(address, timeout=10)
+            sock.sendall(start)
+            sock.setblocking(False)
+            self.socks.append(sock)
+        self.cut: set[socket.socket] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            for sock in self.socks:
+                if sock in self.cut:
+                    continue
+                if self._closed(sock):
+                    self.cut.add(sock)
+                    continue
+                with contextlib.suppress(BlockingIOError):
+                    try:
+                        sock.send(b"a")
+                    except OSError:
+                        self.cut.add(sock)
+
+    @staticmethod
+    def _closed(sock: socket.socket) -> bool:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return sock.recv(65536) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        for sock in self.socks:
+            sock.close()
+
+
+def test_slow_heads_and_bodies_neither_hold_nor_stay(instance: Instance) -> None:
+    with Server.start(instance, 2, env=LIMITS) as server:
+        sealed = registered(server.url, instance)
+        bearer = token(server.url, instance.verifier)
+        head = b"POST /v1/verifications/payload HTTP/1.1\r\nHost: t\r\nContent-Type: appl"
+        body_head = (
+            "POST /v1/verifications/payload HTTP/1.1\r\nHost: t\r\n"
+            "Content-Type: application/json\r\nContent-Length: 5000\r\n{auth}\r\n{{"
+        )
+        starts = [head] * HEADS + [
+            body_head.format(auth=f"Authorization: Bearer {bearer}\r\n" if i % 2 else "").encode()
+            for i in range(BODIES)
+        ]
+        trickle = Trickle(server.url, starts)
+        trickle.thread.start()
+        try:
+            answered = 0
+            with httpx.Client(timeout=8) as client:
+                for _ in range(20):  # a new connection each time: any worker, any thread
+                    reply = client.post(
+                        f"{server.url}/v1/verifications/payload",
+                        json={"barcode": sealed.payload},
+                        headers={"Authorization": f"Bearer {bearer}", "Connection": "close"},
+                    )
+                    assert reply.status_code == 200, reply.text
+                    answered += reply.json()["verified"] is True
+            assert answered == 20
+            deadline = time.monotonic() + TRICKLE_FOR
+            while len(trickle.cut) < len(trickle.socks) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert len(trickle.cut) == len(trickle.socks), (
+                f"{len(trickle.socks) - len(trickle.cut)} slow connections still open"
+            )
+        finally:
+            trickle.close()
+        after = httpx.post(
+            f"{server.url}/v1/verifications/payload",
+            json={"barcode": sealed.payload},
+            headers={"Authorization": f"Bearer {bearer}"},
+            timeout=8,
+        )
+        assert after.status_code == 200
+        assert server.terminate() == 0
+    assert "Traceback" not in server.log()
