@@ -15,6 +15,7 @@ import pytest
 
 from service.config import RateLimits, default_data_dir
 from service.settings import EnvSettings, SettingsError, read_settings, settings_table
+from service.slow_clients import SlowClientLimits
 from tests.commands import run_module
 from tests.service.test_cli import ROOT, assert_one_line_error
 
@@ -45,6 +46,7 @@ def test_without_variables_the_documented_defaults_apply(bare_env: pytest.Monkey
         "200/second;6000/minute",
         "20/second;300/minute",
     )
+    assert SlowClientLimits.from_env() == SlowClientLimits(10.0, 15.0, 32 * 1024)
     assert default_data_dir() == Path(platformdirs.user_data_dir("payslip-verify", appauthor=False))
     env = read_settings()
     assert env.environment == "production"
@@ -106,6 +108,8 @@ def test_every_read_sees_the_environment_of_that_moment(bare_env: pytest.MonkeyP
         ("PAYSLIP_RATE_LIMIT_IP", "lots-and-lots", "100/second;3000/minute, or off"),
         ("PAYSLIP_PUBLIC_URL", "verify.example.com", "http:// or https://"),
         ("PAYSLIP_ACCESS_LOG", "text", "'json' or 'off'"),
+        ("PAYSLIP_HEADER_TIMEOUT", "-5", "greater than 0"),  # never turns the protection off
+        ("PAYSLIP_BODY_MIN_RATE", "fast", "valid number"),
     ],
 )
 def test_a_bad_value_names_the_variable_not_the_value(
