@@ -264,7 +264,11 @@ class EnvSettings(BaseSettings):
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
-        return value.strip().upper() if isinstance(value, str) else value
+        """Any case; `WARN` and `FATAL`, which Python's logging also knows, keep working."""
+        if not isinstance(value, str):
+            return value
+        level = value.strip().upper()
+        return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(level, level)
 
     @field_validator("access_log", "environment", mode="before")
     @classmethod

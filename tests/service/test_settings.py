@@ -67,6 +67,8 @@ def test_values_are_typed_and_spelled_as_operators_do(bare_env: pytest.MonkeyPat
     env = read_settings()
     assert env.data_dir == Path("/srv/payslip")
     assert env.log_level == "DEBUG"
+    bare_env.setenv("PAYSLIP_LOG_LEVEL", "warn")
+    assert read_settings().log_level == "WARNING"
     assert env.redis_fail_closed is True
     assert env.access_log == "off"
     assert env.environment == "sandbox"
