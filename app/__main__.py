@@ -23,6 +23,7 @@ from pathlib import Path
 import platformdirs
 
 from app.version import __version__
+from service.settings import SettingsError, read_settings
 
 
 def _verify_parser() -> argparse.ArgumentParser:
@@ -68,12 +69,8 @@ def _setup_logging() -> None:
     logging.basicConfig(level=logging.WARNING, format=fmt)
     for console in logging.getLogger().handlers:
         console.setLevel(logging.WARNING)  # the console shows problems; the file keeps INFO too
-    override = os.environ.get("PAYSLIP_LOG_DIR")
-    folder = (
-        Path(override)
-        if override
-        else Path(platformdirs.user_log_dir("payslip-verify", appauthor=False))
-    )
+    override = read_settings().log_dir
+    folder = override or Path(platformdirs.user_log_dir("payslip-verify", appauthor=False))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handler = RotatingFileHandler(folder / "app.log", maxBytes=1_000_000, backupCount=3)
@@ -95,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except SettingsError as exc:  # a PAYSLIP_* variable: the log may not be set up yet
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # the one place that turns failures into a line
         from service.cli_errors import operator_message
 

@@ -13,7 +13,6 @@ empty instance would report every genuine badge of another service as unknown (N
 from __future__ import annotations
 
 import json
-import os
 import sys
 from argparse import Namespace
 from typing import TextIO
@@ -31,6 +30,7 @@ from app.presentation import employee_lines, shows_payslip_data, summary_lines
 from app.receipt_cli import save_receipt
 from app.settings import SecretStore, Settings
 from app.verify_flow import Outcome, verify_reading
+from service.settings import read_settings
 
 NO_SERVICE = (
     "NO_SERVICE: no verification service is configured; pass --service-url (with --client-id "
@@ -43,10 +43,11 @@ def _client_from_args(
 ) -> ApiClient | None:
     if not args.service_url:
         return None
-    client_id = args.client_id or os.environ.get("PAYSLIP_CLIENT_ID") or settings.client_id
+    env = read_settings()
+    client_id = args.client_id or env.client_id or settings.client_id
     secret = (
         args.client_secret
-        or os.environ.get("PAYSLIP_CLIENT_SECRET")
+        or (env.client_secret.get_secret_value() if env.client_secret else None)
         or secrets.get(f"remote:{client_id}")
         or ""
     )

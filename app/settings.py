@@ -18,12 +18,14 @@ from typing import Any
 
 import platformdirs
 
+from service.settings import read_settings
+
 KEYRING_SERVICE = "payslip-verify"
 
 
 def config_dir() -> Path:
-    override = os.environ.get("PAYSLIP_CONFIG_DIR")
-    return Path(override) if override else Path(platformdirs.user_config_dir("payslip-verify"))
+    override = read_settings().config_dir
+    return override if override else Path(platformdirs.user_config_dir("payslip-verify"))
 
 
 @dataclass
@@ -95,7 +97,7 @@ class SecretStore:
     def __init__(self, directory: Path | None = None, use_keyring: bool | None = None) -> None:
         self._dir = directory or config_dir()
         if use_keyring is None:
-            use_keyring = os.environ.get("PAYSLIP_NO_KEYRING") is None
+            use_keyring = not read_settings().no_keyring
         self._keyring: Any = _usable_keyring() if use_keyring else None
 
     @property

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from service.instance import (
     open_store,
 )
 from service.pair_cli import pair_verifier
+from service.settings import SettingsError, read_settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -194,7 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_cli(_parser(), sys.argv[1:] if argv is None else argv)
     # A server logs as servers do; one-shot commands say what matters in their one line.
     default_level = "INFO" if args.command == "serve" else "ERROR"
-    level = os.environ.get("PAYSLIP_LOG_LEVEL", default_level).upper()
+    try:
+        level = read_settings().log_level or default_level
+    except SettingsError as exc:  # before logging is set up: the same one line as below
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(
         level=getattr(logging, level, logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s %(message)s",

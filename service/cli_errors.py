@@ -19,16 +19,21 @@ import platformdirs
 
 from service.domain.errors import MasterKeyMismatch, ServiceError
 from service.instance import InstanceError
+from service.settings import SettingsError, read_settings
 from service.storage.port import StoreUnavailable
 
 ERROR_LOG_NAME = "payslip-verify-errors.log"
 
 
 def log_dir() -> Path:
-    """Where unexpected tracebacks go: PAYSLIP_LOG_DIR, else the user log directory."""
-    override = os.environ.get("PAYSLIP_LOG_DIR")
+    """Where unexpected tracebacks go: PAYSLIP_LOG_DIR, else the user log directory (also when
+    the settings cannot be read: this runs while reporting another failure)."""
+    try:
+        override = read_settings().log_dir
+    except SettingsError:
+        override = None
     if override:
-        return Path(override)
+        return override
     return Path(platformdirs.user_log_dir("payslip-verify", appauthor=False))
 
 
@@ -44,7 +49,7 @@ def operator_message(exc: BaseException, port: int | None = None, host: str | No
 
 
 def _known(exc: BaseException, port: int | None, host: str | None) -> str | None:
-    if isinstance(exc, InstanceError):
+    if isinstance(exc, InstanceError | SettingsError):
         return str(exc)
     if isinstance(exc, ServiceError):
         return exc.detail

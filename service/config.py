@@ -6,7 +6,6 @@ exist to stop abuse, and each can be changed through the environment.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -14,6 +13,7 @@ from urllib.parse import urlsplit
 import platformdirs
 
 from service.domain.tokens import Audiences
+from service.settings import read_settings
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -38,17 +38,12 @@ class RateLimits:
 
     @classmethod
     def from_env(cls) -> RateLimits:
-        def pick(name: str, default: str | None) -> str | None:
-            value = os.environ.get(name)
-            if value is None:
-                return default
-            return None if value.strip().lower() in ("", "off", "none") else value
-
-        base = cls()
+        """PAYSLIP_RATE_LIMIT_IP / _CLIENT / _TOKEN_IP (service.settings), read now."""
+        settings = read_settings()
         return cls(
-            per_ip=pick("PAYSLIP_RATE_LIMIT_IP", base.per_ip),
-            per_client=pick("PAYSLIP_RATE_LIMIT_CLIENT", base.per_client),
-            token_per_ip=pick("PAYSLIP_RATE_LIMIT_TOKEN_IP", base.token_per_ip),
+            per_ip=settings.rate_limit_ip,
+            per_client=settings.rate_limit_client,
+            token_per_ip=settings.rate_limit_token_ip,
         )
 
 
@@ -83,7 +78,7 @@ class ServiceConfig:
 
 
 def default_data_dir() -> Path:
-    override = os.environ.get("PAYSLIP_DATA_DIR")
+    override = read_settings().data_dir
     if override:
-        return Path(override)
+        return override
     return Path(platformdirs.user_data_dir("payslip-verify", appauthor=False))

@@ -20,6 +20,7 @@ from service.domain.context import Domain, build_domain, holds_instance
 from service.domain.tokens import Audiences
 from service.protocol.crypto import new_key
 from service.protocol.encoding import EncodingError, b64url_decode, b64url_encode
+from service.settings import read_settings
 from service.storage.port import Store, StoreUnavailable
 
 MASTER_KEY_FILE = "master.key"
@@ -36,9 +37,9 @@ def data_dir_or_default(data_dir: str | Path | None) -> Path:
 
 
 def load_master_key(data_dir: Path) -> bytes:
-    env = os.environ.get("PAYSLIP_MASTER_KEY")
-    if env:
-        return _decode_master_key(env.strip(), "PAYSLIP_MASTER_KEY")
+    env = read_settings().master_key
+    if env is not None:
+        return _decode_master_key(env.get_secret_value().strip(), "PAYSLIP_MASTER_KEY")
     path = data_dir / MASTER_KEY_FILE
     try:
         text = path.read_text("ascii").strip()
@@ -74,7 +75,7 @@ def _write_master_key(data_dir: Path) -> bytes:
 
 
 def database_url_from_env() -> str | None:
-    return os.environ.get("PAYSLIP_DATABASE_URL") or None
+    return read_settings().database_url
 
 
 def freeze_long_lived() -> None:
@@ -194,7 +195,7 @@ def init_instance(
                     "PAYSLIP_MASTER_KEY) with `serve` and `admin`, or point "
                     "PAYSLIP_DATABASE_URL at an empty database"
                 )
-            if os.environ.get("PAYSLIP_MASTER_KEY"):
+            if read_settings().master_key is not None:
                 master_key = load_master_key(data_dir)
             else:
                 master_key = _write_master_key(data_dir)

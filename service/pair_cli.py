@@ -7,7 +7,6 @@ to scan with the phone. The link's fragment holds a one-time secret that expires
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -15,12 +14,13 @@ import segno
 
 from service.domain.pairing import Pairings
 from service.network_address import loopback_warning
+from service.settings import read_settings
 
 PUBLIC_URL_ENV = "PAYSLIP_PUBLIC_URL"
 
 
 def pair_verifier(pairings: Pairings, client_id: str, public_url: str | None) -> dict[str, Any]:
-    base = public_url or os.environ.get(PUBLIC_URL_ENV) or None
+    base = public_url or read_settings().public_url
     offer = pairings.create(client_id, base)
     if base is None:
         print(

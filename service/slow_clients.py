@@ -12,8 +12,9 @@ default 15), PAYSLIP_BODY_MIN_RATE (bytes per second, default 32768).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+
+from service.settings import read_settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +25,13 @@ class SlowClientLimits:
 
     @classmethod
     def from_env(cls) -> SlowClientLimits:
-        default = cls()
+        """Read now (service.settings): a value that is not a positive number is refused with one
+        line naming the variable, so a typo never turns the protection off."""
+        env = read_settings()
         return cls(
-            header_timeout=_positive("PAYSLIP_HEADER_TIMEOUT", default.header_timeout),
-            body_grace=_positive("PAYSLIP_BODY_GRACE", default.body_grace),
-            body_min_rate=_positive("PAYSLIP_BODY_MIN_RATE", default.body_min_rate),
+            header_timeout=env.header_timeout,
+            body_grace=env.body_grace,
+            body_min_rate=env.body_min_rate,
         )
 
     def too_slow(self, elapsed: float, head_done: bool, received: int) -> bool:
@@ -37,13 +40,3 @@ class SlowClientLimits:
         if not head_done:
             return elapsed > self.header_timeout
         return elapsed > self.body_grace + received / self.body_min_rate
-
-
-def _positive(name: str, default: float) -> float:
-    """A positive number from the environment; anything else keeps the default (a typo must not
-    turn the protection off)."""
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default

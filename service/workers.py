@@ -29,6 +29,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.http import parser as gunicorn_parser
 from gunicorn.workers.gthread import ThreadWorker
 
+from service.settings import read_settings
 from service.wsgi import Settings
 
 log = logging.getLogger("service.workers")
@@ -185,7 +186,7 @@ def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metri
         "control_socket_disable": True,  # one fixed path per user: two servers would collide
         "accesslog": None,  # the app writes its own JSON access lines (service.http.metrics)
         "errorlog": "-",
-        "loglevel": os.environ.get("PAYSLIP_LOG_LEVEL", "info").lower(),
+        "loglevel": (read_settings().log_level or "info").lower(),
         "preload_app": False,
         "when_ready": _when_ready(url),
         "child_exit": _child_exit,
@@ -227,7 +228,8 @@ def serve_cli(args: Any) -> int:
         )
     data_dir = data_dir_or_default(args.data_dir)
     check_instance(data_dir, store_kind, database_url)  # the store and its key come first
-    redis_url = args.redis_url or os.environ.get("PAYSLIP_REDIS_URL")
+    env = read_settings()
+    redis_url = args.redis_url or env.redis_url
     if not redis_url:
         raise InstanceError(
             "--workers above 1 needs Redis for limits shared by all workers: "
@@ -249,10 +251,10 @@ def serve_cli(args: Any) -> int:
         verifier_url=args.verifier_url,
         auth_url=args.auth_url,
         environment=args.environment,
-        instance_id=os.environ.get("PAYSLIP_INSTANCE_ID", ""),
-        redis_fail_closed=_fail_closed_from_env(),
-        redis_prefix=os.environ.get("PAYSLIP_REDIS_PREFIX", "payslip"),
-        access_log=os.environ.get("PAYSLIP_ACCESS_LOG", "json").lower() != "off",
+        instance_id=env.instance_id,
+        redis_fail_closed=env.redis_fail_closed,
+        redis_prefix=env.redis_prefix,
+        access_log=env.access_log != "off",
     )
     options = WorkerOptions(
         workers=args.workers,
@@ -261,10 +263,6 @@ def serve_cli(args: Any) -> int:
         graceful_timeout=args.graceful_timeout,
     )
     return serve(sock, url, settings, options, metrics_dir)
-
-
-def _fail_closed_from_env() -> bool:
-    return os.environ.get("PAYSLIP_REDIS_FAIL_CLOSED", "").lower() in ("1", "true", "yes", "on")
 
 
 def check_redis(url: str) -> None:

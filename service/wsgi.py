@@ -13,7 +13,8 @@ PAYSLIP_ISSUER_URL / PAYSLIP_VERIFIER_URL / PAYSLIP_AUTH_URL, PAYSLIP_ENVIRONMEN
 PAYSLIP_REDIS_URL, PAYSLIP_REDIS_FAIL_CLOSED=1, PAYSLIP_REDIS_PREFIX (default `payslip`),
 PAYSLIP_INSTANCE_ID (default: host name and the server master's pid, so all workers of one
 server share one batch limit), PAYSLIP_ACCESS_LOG (`json`, the default, or `off`),
-PROMETHEUS_MULTIPROC_DIR (an empty directory, so /metrics adds up every worker).
+PROMETHEUS_MULTIPROC_DIR (an empty directory, so /metrics adds up every worker). Their types,
+defaults and help: service/settings.py.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("service.wsgi")
-
-_TRUE = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,27 +53,28 @@ class Settings:
     @classmethod
     def from_env(cls) -> Settings:
         from service.instance import InstanceError, data_dir_or_default
+        from service.settings import read_settings
 
-        env = os.environ
-        public_url = env.get("PAYSLIP_PUBLIC_URL")
+        env = read_settings()
+        public_url = env.public_url
         if not public_url:
             raise InstanceError(
                 "PAYSLIP_PUBLIC_URL is not set: the WSGI entry point needs the public address "
                 "clients reach this service at (token audiences and scan URLs use it)"
             )
         return cls(
-            data_dir=data_dir_or_default(env.get("PAYSLIP_DATA_DIR")),
+            data_dir=data_dir_or_default(env.data_dir),
             public_url=public_url,
-            database_url=env.get("PAYSLIP_DATABASE_URL") or None,
-            redis_url=env.get("PAYSLIP_REDIS_URL") or None,
-            issuer_url=env.get("PAYSLIP_ISSUER_URL") or None,
-            verifier_url=env.get("PAYSLIP_VERIFIER_URL") or None,
-            auth_url=env.get("PAYSLIP_AUTH_URL") or None,
-            environment=env.get("PAYSLIP_ENVIRONMENT", "production"),
-            instance_id=env.get("PAYSLIP_INSTANCE_ID", ""),
-            redis_fail_closed=env.get("PAYSLIP_REDIS_FAIL_CLOSED", "").lower() in _TRUE,
-            redis_prefix=env.get("PAYSLIP_REDIS_PREFIX", "payslip"),
-            access_log=env.get("PAYSLIP_ACCESS_LOG", "json").lower() != "off",
+            database_url=env.database_url,
+            redis_url=env.redis_url,
+            issuer_url=env.issuer_url,
+            verifier_url=env.verifier_url,
+            auth_url=env.auth_url,
+            environment=env.environment,
+            instance_id=env.instance_id,
+            redis_fail_closed=env.redis_fail_closed,
+            redis_prefix=env.redis_prefix,
+            access_log=env.access_log != "off",
         )
 
 

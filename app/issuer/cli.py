@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
+
+from pydantic import SecretStr
 
 from app.api.fail_fast import issuer_client
 from app.issuer.export.mapping import load_mapping
@@ -37,6 +38,7 @@ from app.issuer.runner import MAX_BATCH, PayRun, Progress, RunInterrupted, RunSe
 from app.issuer.sealing import EncryptionKeyError, decode_key
 from service.network_address import loopback_warning
 from service.protocol.schemas import PAYSLIP_SCHEMAS
+from service.settings import read_settings
 
 EXIT_OK, EXIT_ROWS, EXIT_START, EXIT_STOPPED = 0, 1, 2, 3
 
@@ -110,6 +112,10 @@ class _Printer:
             self.stream.flush()
 
 
+def _secret(value: SecretStr | None) -> str:
+    return value.get_secret_value() if value is not None else ""
+
+
 def _fail(message: str, code: int = EXIT_START) -> int:
     print(f"issue-run: {message}", file=sys.stderr)
     return code
@@ -174,8 +180,9 @@ def main(argv: Sequence[str]) -> int:
                 file=sys.stderr,
             )
         else:
-            secret = args.client_secret or os.environ.get("PAYSLIP_CLIENT_SECRET", "")
-            key_text = args.encryption_key or os.environ.get("PAYSLIP_ENCRYPTION_KEY", "")
+            env = read_settings()
+            secret = args.client_secret or _secret(env.client_secret)
+            key_text = args.encryption_key or _secret(env.encryption_key)
             if not (args.service_url and args.client_id and secret and key_text):
                 return _fail(
                     "give --demo, or --service-url, --client-id, a client secret and an "

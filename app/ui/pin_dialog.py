@@ -15,7 +15,6 @@ logged or kept.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from typing import Literal
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.settings import Settings
 from app.ui.dialog_parts import dialog_buttons, error_line, prompt_column
+from service.settings import read_settings
 
 PIN_ENV = "PAYSLIP_KIOSK_PIN"
 MIN_PIN, MAX_PIN = 4, 12
@@ -224,7 +224,8 @@ def ensure_kiosk_pin(
     store = save or settings.save
     if settings.kiosk_pin_hash:
         return True
-    from_env = os.environ.get(PIN_ENV, "")
+    pin = read_settings().kiosk_pin
+    from_env = pin.get_secret_value() if pin is not None else ""
     if from_env:
         if pin_problem(from_env, from_env) is not None:
             log.warning("%s is not %d to %d digits; asking instead", PIN_ENV, MIN_PIN, MAX_PIN)
