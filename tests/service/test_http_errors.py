@@ -43,11 +43,12 @@ def token_for(live: LiveService, path: str) -> str:
 
 PROTOCOL_LIMITS = {
     "/v1/verifications/payload": 32 * 1024,
+    "/v1/verifications/receipt": 32 * 1024,  # §11: exactly as verifyPayload
     "/v1/registerNonPII": 64 * 1024,
     "/v1/registerAndBuildBarcode": 64 * 1024,
     "/v1/records/<reference>/revoke": 8 * 1024,
 }
-"""PROTOCOL §6 body limits of the issuer and verifier routes (the batch: see below)."""
+"""PROTOCOL §6 (and §11) body limits of the issuer and verifier routes (the batch: below)."""
 LIMITED = [
     r
     for r in api_routes()
