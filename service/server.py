@@ -25,7 +25,7 @@ from waitress.server import create_server
 from service.config import ServiceConfig
 from service.demo import DemoInstance, seed_demo
 from service.domain.clock import SystemClock
-from service.http.app import create_app
+from service.http.app import build_app
 from service.instance import (
     SERVER_REFRESH_INTERVAL,
     domain_for,
@@ -154,9 +154,9 @@ def start(
         sock.close()
         raise
     seeded = seed_demo(domain_for(store, config)) if demo else None
-    app = create_app(config, store, SystemClock())
+    served = build_app(config, store, SystemClock())
     server = create_server(
-        app,
+        served.wsgi,
         sockets=[sock],
         threads=threads,
         max_request_body_size=MAX_WAITRESS_BODY,
@@ -168,7 +168,7 @@ def start(
         inbuf_overflow=16 * 1024 * 1024,
         **SERVER_SETTINGS,
     )
-    guard_server(server, getattr(app, "preflight", None))
+    guard_server(server, served.preflight)
     if tls is not None:
         serve_tls(server, tls)
     control = StopControl(graceful_timeout)

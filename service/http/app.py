@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import bottle
 
@@ -11,12 +12,13 @@ from service.config import ServiceConfig
 from service.domain.clock import Clock
 from service.domain.context import Domain, build_domain
 from service.domain.errors import ServiceError
+from service.http.environ import WsgiApp
 from service.http.errors import error_body, error_headers
 from service.http.metrics import ObservedApp
-from service.http.middleware import RequestIdMiddleware, WsgiApp
+from service.http.middleware import RequestIdMiddleware
 from service.http.phone import add_phone_routes, browser_aware_not_found
 from service.http.pipeline import ApiPlugin
-from service.http.preflight import build_preflight
+from service.http.preflight import Preflight, build_preflight
 from service.http.ratelimit import RateLimiter
 from service.http.routes import add_routes
 from service.http.shared_limits import LocalBatchSlots, RedisBatchSlots, SharedState
@@ -68,6 +70,15 @@ def build_bottle(
     return app
 
 
+@dataclass(frozen=True, slots=True)
+class ServedApp:
+    """The WSGI app, and what a server that can refuse a request from its head, before reading
+    its body (waitress, through service.waitress_guard), asks first."""
+
+    wsgi: WsgiApp
+    preflight: Preflight
+
+
 def create_app(
     config: ServiceConfig,
     store: Store,
@@ -76,6 +87,18 @@ def create_app(
     *,
     access_log: bool = False,
 ) -> WsgiApp:
+    """The WSGI app alone, for servers that read the body before the app sees the request."""
+    return build_app(config, store, clock, shared, access_log=access_log).wsgi
+
+
+def build_app(
+    config: ServiceConfig,
+    store: Store,
+    clock: Clock,
+    shared: SharedState | None = None,
+    *,
+    access_log: bool = False,
+) -> ServedApp:
     domain = build_domain(
         store,
         config.master_key,
@@ -87,8 +110,5 @@ def create_app(
     )
     bottle_app = build_bottle(config, domain, shared)
     observed = ObservedApp(bottle_app, access_log_enabled=access_log)
-    wrapped = RequestIdMiddleware(observed)
-    # For servers that can refuse a request from its head, before reading the body.
     plugin = next(p for p in bottle_app.plugins if isinstance(p, ApiPlugin))
-    wrapped.preflight = build_preflight(bottle_app, plugin)
-    return wrapped
+    return ServedApp(RequestIdMiddleware(observed), build_preflight(bottle_app, plugin))

@@ -27,7 +27,7 @@ from prometheus_client import (
     multiprocess,
 )
 
-from service.http.middleware import REQUEST_ID_KEY, WsgiApp
+from service.http.environ import ERROR_CODE_KEY, OUTCOME_KEY, REQUEST_ID_KEY, WsgiApp
 
 access_log = logging.getLogger("service.access")
 log = logging.getLogger("service.metrics")
@@ -62,9 +62,6 @@ REDIS_FAIL_OPEN = Counter(
     ["what"],
 )
 
-OUTCOME_KEY = "payslip.outcome"
-"""Environ key where a route or the pipeline notes a verification's verdict or error code."""
-ERROR_CODE_KEY = "payslip.error_code"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 VERIFY_ROUTES = frozenset({"/v1/verifications/payload"})
 

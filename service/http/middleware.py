@@ -11,18 +11,13 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from service.http.environ import REQUEST_ID_KEY, WsgiApp
 from service.http.errors import error_headers, error_json, internal_error
-
-if TYPE_CHECKING:
-    from service.http.preflight import Preflight
 
 log = logging.getLogger("service.http")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-REQUEST_ID_KEY = "payslip.request_id"
-
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def new_request_id() -> str:
@@ -32,9 +27,6 @@ def new_request_id() -> str:
 
 
 class RequestIdMiddleware:
-    preflight: Preflight | None = None
-    """Set by `create_app`: a server may refuse a request from its head (waitress_guard)."""
-
     def __init__(self, app: WsgiApp) -> None:
         self._app = app
 

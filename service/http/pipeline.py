@@ -20,8 +20,8 @@ from service.domain.context import Domain
 from service.domain.errors import ServiceError
 from service.domain.tokens import Principal
 from service.http.body import check_content_type, parse_json, read_body
+from service.http.environ import ERROR_CODE_KEY
 from service.http.errors import error_body, error_headers, internal_error
-from service.http.metrics import ERROR_CODE_KEY
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import BatchSlots, Lease
 from service.protocol.errors import ErrorCode

@@ -15,8 +15,9 @@ from service.domain.errors import ServiceError
 from service.domain.tokens import Principal
 from service.http.body import parse_json, read_body
 from service.http.client_auth import challenged, with_client_credentials
+from service.http.environ import OUTCOME_KEY
 from service.http.inputs import name_of, revocation_reason, validated
-from service.http.metrics import BATCH_RECORDS, OUTCOME_KEY
+from service.http.metrics import BATCH_RECORDS
 from service.http.openapi import build_openapi
 from service.http.pipeline import Call, Reply
 from service.http.shared_limits import SharedState

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -134,10 +135,11 @@ def phone_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     data_dir = tmp_path / "data"
     created, issuer, verifier = make_instance(data_dir)
     seen: list[str] = []
-    real_create_app = server_module.create_app
+    real_build_app = server_module.build_app
 
     def recording_app(*args: Any, **kwargs: Any) -> Any:
-        app = real_create_app(*args, **kwargs)
+        served = real_build_app(*args, **kwargs)
+        app = served.wsgi
 
         def observed(environ: dict[str, Any], start_response: Any) -> Any:
             target = environ.get("REQUEST_URI") or (
@@ -146,9 +148,9 @@ def phone_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
             seen.append(f"{environ.get('REQUEST_METHOD')} {target}")
             return app(environ, start_response)
 
-        return observed
+        return dataclasses.replace(served, wsgi=observed)
 
-    monkeypatch.setattr(server_module, "create_app", recording_app)
+    monkeypatch.setattr(server_module, "build_app", recording_app)
     running = start(data_dir)
     service = PhoneService(
         running,
