@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import sys
 from argparse import Namespace
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 from app.api_client import ApiClient
@@ -73,6 +75,27 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
                 print(f"{label:<13}{value}", file=out)
 
 
+@contextmanager
+def desk_client(args: Namespace) -> Iterator[ApiClient | None]:
+    """The verifier client a headless check uses: the options' service, else the configured one
+    (remote, or this computer's embedded instance if it exists); None when there is none. Closed
+    (with the embedded instance, if one was started) when the block ends."""
+    settings = Settings.load()
+    secrets = SecretStore()
+    client = _client_from_args(args, settings, secrets)
+    context: AppContext | None = None
+    try:
+        if client is None:
+            context = _context(settings, secrets)
+            client = None if context is None else context.verifier
+        yield client
+    finally:
+        if context is not None:
+            context.close()
+        elif client is not None:
+            client.close()
+
+
 def _context(settings: Settings, secrets: SecretStore) -> AppContext | None:
     """The configured service, or None when there is none (never creates an instance)."""
     if settings.mode == "remote" and settings.verifier_url:
@@ -89,28 +112,16 @@ def run(args: Namespace) -> int:
     except InputError as exc:
         print(f"INPUT_UNREADABLE: {exc}", file=sys.stderr)
         return 2
-    settings = Settings.load()
-    secrets = SecretStore()
-    client = _client_from_args(args, settings, secrets)
-    context: AppContext | None = None
-    try:
+    with desk_client(args) as client:
         if client is None:
-            context = _context(settings, secrets)
-            if context is None:
-                print(NO_SERVICE, file=sys.stderr)
-                return 2
-            client = context.verifier
+            print(NO_SERVICE, file=sys.stderr)
+            return 2
         outcome = verify_reading(client, reading)
         receipt_problem = (
             save_receipt(client, outcome, reading.payloads, args.receipt)
             if getattr(args, "receipt", None)
             else None
         )
-    finally:
-        if context is not None:
-            context.close()
-        elif client is not None:
-            client.close()
     if outcome.verdict is None:  # not a payslip code: no verdict, nothing was sent
         print(f"{outcome.reason}: {outcome.explanation}", file=sys.stderr)
         return 2

@@ -14,6 +14,8 @@ measures in US units. No window is needed: it runs in a worker thread.
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import segno
@@ -60,17 +62,15 @@ def record_lines(claims: ReceiptClaims) -> list[tuple[str, str]]:
     return [(label, value) for label, value in claim_lines(claims) if label not in hidden]
 
 
-def write_record(
-    path: str | Path,
-    receipt: str,
-    claims: ReceiptClaims,
-    desk: str,
-    page: QPageSize.PageSizeId | None = None,
-) -> None:
-    """Write the one-page record PDF for `receipt` (whose decoded claims are `claims`)."""
+@contextmanager
+def record_painter(
+    path: str | Path, title: str, page: QPageSize.PageSizeId | None = None
+) -> Iterator[tuple[QPdfWriter, QPainter]]:
+    """A PDF writer on A4 or Letter (by locale, unless `page`) with 15 mm margins, and a painter
+    on it; the file is finished when the block ends. One set-up for every record PDF."""
     writer = QPdfWriter(str(path))
     writer.setResolution(DPI)
-    writer.setTitle("Payslip verification record")
+    writer.setTitle(title)
     writer.setCreator("Payslip Verify")
     writer.setPageLayout(
         QPageLayout(
@@ -84,9 +84,21 @@ def write_record(
     if not painter.begin(writer):
         raise OSError(f"{Path(path).name} cannot be written")
     try:
-        _draw(painter, writer.width(), receipt, claims, desk)
+        yield writer, painter
     finally:
         painter.end()
+
+
+def write_record(
+    path: str | Path,
+    receipt: str,
+    claims: ReceiptClaims,
+    desk: str,
+    page: QPageSize.PageSizeId | None = None,
+) -> None:
+    """Write the one-page record PDF for `receipt` (whose decoded claims are `claims`)."""
+    with record_painter(path, "Payslip verification record", page) as (writer, painter):
+        _draw(painter, writer.width(), receipt, claims, desk)
 
 
 def _mm(value: float) -> float:

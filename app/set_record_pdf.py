@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QMarginsF, QRectF, Qt
-from PySide6.QtGui import QColor, QPageLayout, QPageSize, QPainter, QPdfWriter
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPageSize, QPainter, QPdfWriter
 
 from app.applicant.documents import Document
 from app.applicant.report import SET_WORDS, income_lines
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import DocumentReceipt
 from app.receipts import verdict_words
-from app.record_pdf import DPI, _draw_qr, _font, _mm, page_size_for, record_lines
+from app.record_pdf import _draw_qr, _font, _mm, record_lines, record_painter
 from app.ui.style import INK, MUTED, PALETTES, Tone
 from app.verdicts import HEADLINES, Verdict
 
@@ -93,30 +93,13 @@ def write_set_record(
     page: QPageSize.PageSizeId | None = None,
 ) -> None:
     """Write the set's record PDF; ``receipts`` are the documents' receipts (by position)."""
-    writer = QPdfWriter(str(path))
-    writer.setResolution(DPI)
-    writer.setTitle("Applicant verification record")
-    writer.setCreator("Payslip Verify")
-    writer.setPageLayout(
-        QPageLayout(
-            QPageSize(page or page_size_for()),
-            QPageLayout.Orientation.Portrait,
-            QMarginsF(15, 15, 15, 15),
-            QPageLayout.Unit.Millimeter,
-        )
-    )
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"{Path(path).name} cannot be written")
-    try:
+    with record_painter(path, "Applicant verification record", page) as (writer, painter):
         pages = _Pages(writer, painter)
         _draw_summary(pages, check, desk, applicant_name)
         by_position = {r.position: r for r in receipts}
         for position, doc in enumerate(check.documents):
             _draw_document(pages, position, doc, by_position.get(position))
         _draw_footer(pages, receipts)
-    finally:
-        painter.end()
 
 
 def _draw_summary(pages: _Pages, check: SetCheck, desk: str, applicant: str | None) -> None:

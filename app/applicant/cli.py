@@ -19,10 +19,8 @@ from app.applicant.gather import check_inputs
 from app.applicant.report import print_set, set_wire
 from app.applicant.rules import DEFAULT_MAX_AGE_DAYS, check_set
 from app.applicant.set_receipts import save_receipts
-from app.cli_verify import NO_SERVICE, _client_from_args, _context
-from app.context import AppContext
+from app.cli_verify import NO_SERVICE, desk_client
 from app.inputs.reading import read_input
-from app.settings import SecretStore, Settings
 from app.verdicts import EXIT_STATUS
 
 
@@ -43,27 +41,15 @@ def run_set(args: Namespace) -> int:
     if inputs is None:
         return 2
     max_age = DEFAULT_MAX_AGE_DAYS if args.max_age_days is None else args.max_age_days
-    settings = Settings.load()
-    secrets = SecretStore()
-    client = _client_from_args(args, settings, secrets)
-    context: AppContext | None = None
-    try:
+    with desk_client(args) as client:
         if client is None:
-            context = _context(settings, secrets)
-            if context is None:
-                print(NO_SERVICE, file=sys.stderr)
-                return 2
-            client = context.verifier
+            print(NO_SERVICE, file=sys.stderr)
+            return 2
         readers = [partial(read_input, text) for text in inputs]
         documents = check_inputs(client, inputs, readers)
         receipt_problems = (
             save_receipts(client, documents, args.receipt) if getattr(args, "receipt", None) else []
         )
-    finally:
-        if context is not None:
-            context.close()
-        elif client is not None:
-            client.close()
     check = check_set(
         documents, today=date.today(), applicant_name=args.applicant_name, max_age_days=max_age
     )
