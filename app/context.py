@@ -138,29 +138,26 @@ def start_embedded_service(
     tls = server_context(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
     public = settings.scan_base.strip().rstrip("/") or None
     port = settings.service_port or choose_port(host)
-    try:
-        running = start(
+
+    def launch(on: int) -> Running:
+        return start(
             directory,
             host,
-            port,
+            on,
             public_url=public,
             environment=environment or settings.environment,
             tls=tls,
         )
+
+    try:
+        running = launch(port)
     except OSError:
         if not settings.service_port:
             raise
         moved = choose_port(host, port + 1)
         log.warning("port %d is taken by another program; the service moves to %d", port, moved)
         port = moved
-        running = start(
-            directory,
-            host,
-            port,
-            public_url=public,
-            environment=environment or settings.environment,
-            tls=tls,
-        )
+        running = launch(port)
     if settings.service_port != port:
         settings.service_port = port
         with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
