@@ -9,6 +9,8 @@ together.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.context import AppContext
@@ -28,9 +30,19 @@ class ServiceHealth(QObject):
 
     changed = Signal(str)
 
-    def __init__(self, context: AppContext, tasks: TaskRunner, parent: QObject | None = None):
+    def __init__(
+        self,
+        context: AppContext,
+        tasks: TaskRunner,
+        parent: QObject | None = None,
+        *,
+        name_address: bool = True,
+    ):
+        """`name_address`: say which address does not answer (a desk's operator can act on it;
+        the kiosk shows no service address to the public)."""
         super().__init__(parent)
         self.context = context
+        self.name_address = name_address
         self.tasks = tasks
         self.label = plain_label("○ Checking the service…", "serviceStatus")
         self.label.setProperty("checking", True)
@@ -68,9 +80,16 @@ class ServiceHealth(QObject):
         self.tasks.run(lambda: client.healthz(url), done, failed)
 
     def set_connected(self, connected: bool) -> None:
-        self.label.setText("● Service connected" if connected else "● Service not reachable")
+        self.label.setText("● Service connected" if connected else self._unreachable_words())
         self.label.setProperty("problem", not connected)
         self.label.setProperty("checking", False)
         self.label.style().unpolish(self.label)
         self.label.style().polish(self.label)
         self.changed.emit("connected" if connected else "unreachable")
+
+    def _unreachable_words(self) -> str:
+        url = self.context.service_url
+        if not self.name_address or not url:
+            return "● Service not reachable"
+        where = urlsplit(url).netloc or url
+        return f"● Service not reachable at {where}"

@@ -130,7 +130,7 @@ class VerifyScreen(QWidget):
         self.refused_text: str | None = None  # the last text that was not a payslip code
         self._pin_guard = PinGuard(context.settings)
         self.sound = VerdictSound(lambda: bool(context.settings.verdict_sound))
-        self.health = ServiceHealth(context, tasks, self)
+        self.health = ServiceHealth(context, tasks, self, name_address=not kiosk)
         self.health.changed.connect(self.service_state)
         self.pipeline = VerifyPipeline(context, tasks, self)
         self.pipeline.started.connect(self.verification_started)

@@ -918,7 +918,7 @@ def test_service_stopped_and_the_camera_still_on_the_code_gives_one_verdict(
         assert shown == ["cannot_verify"] and started == [1]
         assert screen.showing_result and not screen.pending
         assert "CANNOT VERIFY" in screen.card.visible_texts()
-        assert screen.service_status.text() == "● Service not reachable"
+        assert screen.service_status.text().startswith("● Service not reachable")
     finally:
         client.close()
 
@@ -967,12 +967,15 @@ def test_health_poll_shows_connected_or_not_reachable(
     screen = make_screen()
     qtbot.waitUntil(lambda: screen.service_status.text() == "● Service connected", timeout=5000)
     assert demo_context.service_url not in screen.service_status.text()
-    monkeypatch.setattr(AppContext, "service_url", property(lambda self: closed_port_url()))
+    dead = closed_port_url()
+    monkeypatch.setattr(AppContext, "service_url", property(lambda self: dead))
     with qtbot.waitSignal(
         screen.service_state, timeout=5000, check_params_cb=lambda s: s == "unreachable"
     ):
         screen.poll_health()
-    assert screen.service_status.text() == "● Service not reachable"
+    # The desk's operator is told which address does not answer (the kiosk says no address).
+    where = dead.split("://", 1)[1]
+    assert screen.service_status.text() == f"● Service not reachable at {where}"
     assert screen.service_status.property("problem") is True
 
 
