@@ -45,6 +45,9 @@ class ServiceHealth(QObject):
         self.name_address = name_address
         self.tasks = tasks
         self.label = plain_label("○ Checking the service…", "serviceStatus")
+        # Wraps instead of widening the header: with "not reachable at <address>" the line is
+        # long, and the header must still fit 1366x768 at 150 % (910 logical pixels).
+        self.label.setWordWrap(True)
         self.label.setProperty("checking", True)
         self.label.setAccessibleName("Service state")
         self._timer = QTimer(self)
