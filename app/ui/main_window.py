@@ -13,7 +13,7 @@ so invented payslips never look real.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -192,8 +192,31 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
+class _ScreenArea(QScrollArea):
+    """A staff screen's one scroll area. A screen inside it is never narrower than its minimum
+    width, so layouts that go from two columns to one on a narrow window (the Issue screen's
+    tabs) cannot see the window narrow from their own width: the area tells them the width it
+    has (`fit_width`) before they lay out, so they stack instead of scrolling sideways."""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        width = self.viewport().width()
+        screen = self.widget()
+        if screen is not None:
+            for part in screen.findChildren(QWidget):
+                fit = getattr(part, "fit_width", None)
+                if callable(fit):
+                    fit(width)
+                    # Containers such as QTabWidget cache their pages' least size: tell every
+                    # ancestor up to the screen that it changed.
+                    ancestor: QWidget | None = part
+                    while ancestor is not None and ancestor is not screen:
+                        ancestor.updateGeometry()
+                        ancestor = ancestor.parentWidget()
+        super().resizeEvent(event)
+
+
 def _scrollable(screen: QWidget) -> QScrollArea:
-    area = QScrollArea()
+    area = _ScreenArea()
     area.setWidget(screen)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)

@@ -125,7 +125,10 @@ class ExportColumns(QObject):
         self._filling = False
         self.intro = label("", "hint")
         layout.addWidget(self.intro)
-        body = QHBoxLayout()
+        # Columns above the preview, not beside it: side by side they need about 980 px, more
+        # than a 1366x768 screen at 150 % gives the Issue screen (its scroll area would then
+        # scroll sideways).
+        body = QVBoxLayout()
         body.setSpacing(12)
         layout.addLayout(body, 1)
 
@@ -152,7 +155,7 @@ class ExportColumns(QObject):
         head = self.table.horizontalHeader()
         head.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         head.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.table.setMinimumHeight(150)
+        self.table.setMinimumHeight(260)  # about seven columns in view without scrolling
         left.addWidget(self.table, 1)
         self.columns_widget = QWidget()
         self.columns_widget.setLayout(left)

@@ -47,7 +47,7 @@ from app.ui.issue.payrun_export import ExportColumnsFlow
 from app.ui.issue.payrun_files import PayRunFiles
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import ProblemsFilter, ResultsModel
-from app.ui.issue.single import TWO_COLUMNS_FROM
+from app.ui.issue.single import SCREEN_MARGINS, TWO_COLUMNS_FROM
 from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
 
@@ -182,11 +182,19 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.problems_only.toggled.connect(self._filter_problems)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        wide = event.size().width() >= TWO_COLUMNS_FROM
+        self._columns_for(event.size().width())
+        super().resizeEvent(event)
+
+    def fit_width(self, available: int) -> None:
+        """The width the screen's scroll area has (see app.ui.main_window._ScreenArea): two
+        columns side by side need more than their threshold once the screen's margins are in."""
+        self._columns_for(available - SCREEN_MARGINS)
+
+    def _columns_for(self, width: int) -> None:
+        wide = width >= TWO_COLUMNS_FROM
         self.top.setDirection(
             QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
         )
-        super().resizeEvent(event)
 
     # ------------------------------------------------------------------ inputs and table
 

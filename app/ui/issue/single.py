@@ -53,6 +53,8 @@ from service.protocol.schemas import SchemaValidationError
 TWO_COLUMNS_FROM = 1000
 """Tab width (px) from which the form and the employee/badge column sit side by side: a
 1280 px window minus the sidebar."""
+SCREEN_MARGINS = 120
+"""What the Issue screen and its tab frame take of the scroll area's width (about)."""
 MIN_IDLE_SECONDS = 120
 
 __all__ = ["TWO_COLUMNS_FROM", "SinglePayslipTab", "stamped_pdf_name"]
@@ -210,11 +212,19 @@ class SinglePayslipTab(QWidget):
             edit.textChanged.connect(lambda _="": self.result.retire())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        wide = event.size().width() >= TWO_COLUMNS_FROM
+        self._columns_for(event.size().width())
+        super().resizeEvent(event)
+
+    def fit_width(self, available: int) -> None:
+        """The width the screen's scroll area has (see app.ui.main_window._ScreenArea): two
+        columns side by side need more than their threshold once the screen's margins are in."""
+        self._columns_for(available - SCREEN_MARGINS)
+
+    def _columns_for(self, width: int) -> None:
+        wide = width >= TWO_COLUMNS_FROM
         self.columns.setDirection(
             QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
         )
-        super().resizeEvent(event)
 
     @property
     def last(self) -> IssuedPayslip | None:
