@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSize
-from PySide6.QtWidgets import QAbstractScrollArea, QDialogButtonBox, QScrollArea, QWidget
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QDialogButtonBox,
+    QScrollArea,
+    QTabWidget,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from app.context import AppContext
@@ -111,3 +117,42 @@ def test_each_staff_screen_scrolls_with_one_vertical_bar(
         ]
         assert len(vertical) == 1, (title, [type(a).__name__ for a in vertical])
         window.grab().save(str(screenshot_dir / f"{title.lower()}_1024x600.png"))
+
+
+def test_the_issue_screen_stacks_its_columns_instead_of_scrolling_sideways(
+    windows: dict[str, QWidget], qtbot: QtBot, screenshot_dir: Path
+) -> None:
+    """At 1024x600 both Issue tabs (one payslip, pay run) stack their columns: the clerk scrolls
+    down only, never sideways; on a wide window they sit side by side again."""
+    window = windows["main window"]
+    assert isinstance(window, MainWindow)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_screen("Issue")
+    screen = window.current_screen()
+    assert screen is not None
+    area = screen.parentWidget().parentWidget()  # the screen's scroll area (viewport between)
+    assert isinstance(area, QScrollArea)
+    tabs = window.issue_screen.findChild(QTabWidget)
+    assert tabs is not None
+    for size, stacked in (((1024, 600), True), ((1366, 768), False), ((1024, 600), True)):
+        window.resize(*size)
+        for index in range(tabs.count()):
+            tabs.setCurrentIndex(index)
+            try:
+                qtbot.waitUntil(lambda: area.horizontalScrollBar().maximum() == 0, timeout=3000)
+            except Exception:
+                raise AssertionError(
+                    (
+                        size,
+                        index,
+                        area.horizontalScrollBar().maximum(),
+                        area.viewport().width(),
+                        screen.width(),
+                        screen.minimumSizeHint().width(),
+                        tabs.minimumSizeHint().width(),
+                        window.width(),
+                    )
+                ) from None
+        assert window.issue_screen.single.two_columns is not stacked, size
+    window.grab().save(str(screenshot_dir / "issue_pay_run_1024x600.png"))

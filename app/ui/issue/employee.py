@@ -16,7 +16,6 @@ from app.issuer.pii import (
     build_pii_text,
     nz_address,
 )
-from app.ui.card_parts import discard
 from app.ui.issue.field_editor import ERROR_STYLE
 from app.ui.staff_style import panel
 
@@ -101,7 +100,7 @@ class PiiForm(QFrame):
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.setParent(None)
-                discard(widget)
+                widget.deleteLater()  # as the payslip form in single.py: never mid-signal
         self.edits = {}
         self.format = prefix
         self.setToolTip(

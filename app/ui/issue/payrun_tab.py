@@ -80,6 +80,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
+        self._room: int | None = None  # the width the screen's scroll area gives (fit_width)
         self.context = context
         self.tasks = tasks
         self.issuer_panel = issuer_panel
@@ -182,19 +183,30 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.problems_only.toggled.connect(self._filter_problems)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        self._columns_for(event.size().width())
+        width = event.size().width()
+        if self._room is not None:  # in a scroll area, never wider than the area allows
+            width = min(width, self._room)
+        self._columns_for(width)
         super().resizeEvent(event)
 
     def fit_width(self, available: int) -> None:
         """The width the screen's scroll area has (see app.ui.main_window._ScreenArea): two
-        columns side by side need more than their threshold once the screen's margins are in."""
-        self._columns_for(available - SCREEN_MARGINS)
+        columns side by side need more than their threshold once the screen's margins are in.
+        Kept, because this tab's own width is at least its least width, which two columns
+        side by side would inflate."""
+        self._room = available - SCREEN_MARGINS
+        self._columns_for(self._room)
 
     def _columns_for(self, width: int) -> None:
         wide = width >= TWO_COLUMNS_FROM
-        self.top.setDirection(
-            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
-        )
+        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        if self.top.direction() == direction:
+            return
+        self.top.setDirection(direction)
+        outer = self.layout()
+        if outer is not None:  # a hidden tab's layout is not redone on its own: its least
+            outer.invalidate()  # width would stay the two-column one
+        self.updateGeometry()
 
     # ------------------------------------------------------------------ inputs and table
 

@@ -40,7 +40,6 @@ from app.issuer.records import (
     issue_service_managed,
     register_prepared,
 )
-from app.ui.card_parts import discard
 from app.ui.issue.badge_result import BadgeResult, stamped_pdf_name
 from app.ui.issue.employee import PiiForm
 from app.ui.issue.form import PayslipForm, ScrollBody
@@ -92,6 +91,7 @@ class SinglePayslipTab(QWidget):
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
+        self._room: int | None = None  # the width the screen's scroll area gives (fit_width)
         self.context = context
         self.tasks = tasks
         self.issuer_panel = issuer_panel
@@ -212,19 +212,30 @@ class SinglePayslipTab(QWidget):
             edit.textChanged.connect(lambda _="": self.result.retire())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        self._columns_for(event.size().width())
+        width = event.size().width()
+        if self._room is not None:  # in a scroll area, never wider than the area allows
+            width = min(width, self._room)
+        self._columns_for(width)
         super().resizeEvent(event)
 
     def fit_width(self, available: int) -> None:
         """The width the screen's scroll area has (see app.ui.main_window._ScreenArea): two
-        columns side by side need more than their threshold once the screen's margins are in."""
-        self._columns_for(available - SCREEN_MARGINS)
+        columns side by side need more than their threshold once the screen's margins are in.
+        Kept, because this tab's own width is at least its least width, which two columns
+        side by side would inflate."""
+        self._room = available - SCREEN_MARGINS
+        self._columns_for(self._room)
 
     def _columns_for(self, width: int) -> None:
         wide = width >= TWO_COLUMNS_FROM
-        self.columns.setDirection(
-            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
-        )
+        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        if self.columns.direction() == direction:
+            return
+        self.columns.setDirection(direction)
+        outer = self.layout()
+        if outer is not None:  # a hidden tab's layout is not redone on its own: its least
+            outer.invalidate()  # width would stay the two-column one
+        self.updateGeometry()
 
     @property
     def last(self) -> IssuedPayslip | None:
@@ -240,7 +251,10 @@ class SinglePayslipTab(QWidget):
     def _set_schema(self, schema: str) -> None:
         if self.payslip_form is not None:
             self.payslip_form.setParent(None)
-            discard(self.payslip_form)  # gone now, not "later": a day of country changes
+            # deleteLater, not an immediate delete: this runs inside signal handlers whose
+            # senders' events may still be queued for the old form's children (one CI run
+            # crashed in Qt here). The event loop deletes it as soon as the handler returns.
+            self.payslip_form.deleteLater()
         self.payslip_form = PayslipForm(schema)
         self.payslip_form.changed.connect(self._changed)
         self.payslip_layout.addWidget(self.payslip_form)
