@@ -47,7 +47,7 @@ from app.ui.issue.payrun_export import ExportColumnsFlow
 from app.ui.issue.payrun_files import PayRunFiles
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import ProblemsFilter, ResultsModel
-from app.ui.issue.single import SCREEN_MARGINS, TWO_COLUMNS_FROM
+from app.ui.issue.two_columns import TwoColumns
 from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
 
@@ -80,7 +80,6 @@ class PayRunTab(ExportColumnsFlow, QWidget):
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
-        self._room: int | None = None  # the width the screen's scroll area gives (fit_width)
         self.context = context
         self.tasks = tasks
         self.issuer_panel = issuer_panel
@@ -103,6 +102,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.run_file, self.run_out_dir = self.files.run_file, self.files.run_out_dir
         self.sample_button, self.hint = self.files.sample_button, self.files.hint
         self.top = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.switch = TwoColumns(self, self.top)
         self.top.setSpacing(12)
         self.top.addWidget(self.files.box, 1)
         layout.addLayout(self.top)
@@ -183,30 +183,12 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.problems_only.toggled.connect(self._filter_problems)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        width = event.size().width()
-        if self._room is not None:  # in a scroll area, never wider than the area allows
-            width = min(width, self._room)
-        self._columns_for(width)
+        self.switch.resized(event.size().width())
         super().resizeEvent(event)
 
     def fit_width(self, available: int) -> None:
-        """The width the screen's scroll area has (see app.ui.main_window._ScreenArea): two
-        columns side by side need more than their threshold once the screen's margins are in.
-        Kept, because this tab's own width is at least its least width, which two columns
-        side by side would inflate."""
-        self._room = available - SCREEN_MARGINS
-        self._columns_for(self._room)
-
-    def _columns_for(self, width: int) -> None:
-        wide = width >= TWO_COLUMNS_FROM
-        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
-        if self.top.direction() == direction:
-            return
-        self.top.setDirection(direction)
-        outer = self.layout()
-        if outer is not None:  # a hidden tab's layout is not redone on its own: its least
-            outer.invalidate()  # width would stay the two-column one
-        self.updateGeometry()
+        """The width the screen's scroll area has (app.ui.main_window._ScreenArea)."""
+        self.switch.fit(available)
 
     # ------------------------------------------------------------------ inputs and table
 

@@ -45,15 +45,11 @@ from app.ui.issue.employee import PiiForm
 from app.ui.issue.form import PayslipForm, ScrollBody
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.schema_choice import SchemaChoice
+from app.ui.issue.two_columns import TWO_COLUMNS_FROM, TwoColumns
 from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
 from service.protocol.schemas import SchemaValidationError
 
-TWO_COLUMNS_FROM = 1000
-"""Tab width (px) from which the form and the employee/badge column sit side by side: a
-1280 px window minus the sidebar."""
-SCREEN_MARGINS = 120
-"""What the Issue screen and its tab frame take of the scroll area's width (about)."""
 MIN_IDLE_SECONDS = 120
 
 __all__ = ["TWO_COLUMNS_FROM", "SinglePayslipTab", "stamped_pdf_name"]
@@ -91,7 +87,6 @@ class SinglePayslipTab(QWidget):
 
     def __init__(self, context: AppContext, tasks: TaskRunner, issuer_panel: IssuerPanel) -> None:
         super().__init__()
-        self._room: int | None = None  # the width the screen's scroll area gives (fit_width)
         self.context = context
         self.tasks = tasks
         self.issuer_panel = issuer_panel
@@ -119,6 +114,7 @@ class SinglePayslipTab(QWidget):
         # full height, which makes that outer area scroll rather than squeeze the rows.
         body = _Columns()
         self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight, body)
+        self.switch = TwoColumns(self, self.columns)
         self.columns.setContentsMargins(12, 12, 12, 12)
         self.columns.setSpacing(14)
         outer.addWidget(body)
@@ -212,30 +208,12 @@ class SinglePayslipTab(QWidget):
             edit.textChanged.connect(lambda _="": self.result.retire())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        width = event.size().width()
-        if self._room is not None:  # in a scroll area, never wider than the area allows
-            width = min(width, self._room)
-        self._columns_for(width)
+        self.switch.resized(event.size().width())
         super().resizeEvent(event)
 
     def fit_width(self, available: int) -> None:
-        """The width the screen's scroll area has (see app.ui.main_window._ScreenArea): two
-        columns side by side need more than their threshold once the screen's margins are in.
-        Kept, because this tab's own width is at least its least width, which two columns
-        side by side would inflate."""
-        self._room = available - SCREEN_MARGINS
-        self._columns_for(self._room)
-
-    def _columns_for(self, width: int) -> None:
-        wide = width >= TWO_COLUMNS_FROM
-        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
-        if self.columns.direction() == direction:
-            return
-        self.columns.setDirection(direction)
-        outer = self.layout()
-        if outer is not None:  # a hidden tab's layout is not redone on its own: its least
-            outer.invalidate()  # width would stay the two-column one
-        self.updateGeometry()
+        """The width the screen's scroll area has (app.ui.main_window._ScreenArea)."""
+        self.switch.fit(available)
 
     @property
     def last(self) -> IssuedPayslip | None:
@@ -244,7 +222,7 @@ class SinglePayslipTab(QWidget):
 
     @property
     def two_columns(self) -> bool:
-        return self.columns.direction() == QBoxLayout.Direction.LeftToRight
+        return self.switch.side_by_side
 
     # ------------------------------------------------------------------ the form
 
