@@ -22,8 +22,8 @@ from pathlib import Path
 
 import platformdirs
 
-from app.version import __version__
-from service.settings import SettingsError, read_settings
+from app.shell.version import __version__
+from service.composition.settings import SettingsError, read_settings
 
 
 def _verify_parser() -> argparse.ArgumentParser:
@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # the one place that turns failures into a line
-        from service.cli_errors import operator_message
+        from service.cli.errors import operator_message
 
         logging.getLogger("app").error("command failed: %s", type(exc).__name__)
         print(f"error: {operator_message(exc)}", file=sys.stderr)
@@ -112,7 +112,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     _setup_logging()
     if args_list and args_list[0] == "verify":
         from app.applicant.cli import is_applicant_check, run_set
-        from app.cli_verify import run as run_verify
+        from app.verify.cli import run as run_verify
 
         parser = _verify_parser()
         verify_args = parser.parse_args(args_list[1:])
@@ -121,11 +121,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         verify_args.input = verify_args.input[0]
         return run_verify(verify_args)
     if args_list and args_list[0] == "receipt":
-        from app.receipt_cli import main as receipt_main
+        from app.receipts.cli import main as receipt_main
 
         return receipt_main(args_list[1:])
     if args_list and args_list[0] == "service":
-        from service.__main__ import main as service_main
+        from service.cli.main import main as service_main
 
         return service_main(args_list[1:])
     if args_list and args_list[0] == "issue-run":
@@ -134,10 +134,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return int(issue_run(args_list[1:]))
     args = _gui_parser().parse_args(args_list)
     if args.self_test:
-        from app.self_test import run as run_self_test
+        from app.shell.self_test import run as run_self_test
 
         return run_self_test()
-    from app.gui import run_gui
+    from app.shell.gui import run_gui
 
     return run_gui(kiosk=args.kiosk, demo=args.demo)
 

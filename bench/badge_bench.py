@@ -4,7 +4,7 @@ Run: ``python bench/badge_bench.py [--rounds 30]``. For each ciphertext size (th
 150 to 2164 bytes) it prints median milliseconds, all measured in this one run:
 
 * ``badge``: ``render_badge_png(url, 720)`` as shipped: split and check the scan URL, the fast
-  symbol (``service.protocol.qr_symbol``: explicit byte + alphanumeric segments, numpy
+  symbol (``service.documents.qr_symbol``: explicit byte + alphanumeric segments, numpy
   Reed-Solomon, placement and vectorised mask penalties), numpy drawing, zlib PNG;
 * ``symbol``: the fast symbol alone;
 * ``segno auto``: ``segno.make`` with the same two segments and automatic mask (the baseline
@@ -39,8 +39,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.protocol import qr_symbol  # after the path fix above
-from service.protocol.badge import REFERENCE_WIDTH, badge_symbol, render_badge_png
+from service.documents import qr_symbol  # after the path fix above
+from service.documents.badge import REFERENCE_WIDTH, badge_symbol, render_badge_png
 from service.protocol.barcode_text import build_scan_url_v2
 
 try:

@@ -30,7 +30,7 @@ from app.scan.decoders import (  # after the path fix above
     decoder_chain,
     pyzbar_decoder,
 )
-from service.protocol.badge import badge_symbol
+from service.documents.badge import badge_symbol
 from service.protocol.barcode_text import build_scan_url_v2
 from service.protocol.encoding import b64url_encode
 

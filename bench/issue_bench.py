@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import segno
 from pypdf import PdfReader, PdfWriter
 
-from app.api_client import ApiClient
+from app.api import ApiClient
 from app.issuer import (
     IssuerKey,
     PayRun,
@@ -64,8 +64,8 @@ from app.issuer import (
     seal,
     stamp_badge,
 )
+from service.hosting.server import start_demo
 from service.protocol.vocabulary import BatchItemStatus, PayslipSchema
-from service.server import start_demo
 from tests.factories import blank_pdf
 
 PAYSLIPS = Path(__file__).resolve().parents[1] / "tests" / "data"

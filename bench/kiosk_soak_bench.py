@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from PySide6.QtCore import QEventLoop
 from PySide6.QtWidgets import QApplication
 
-from app.context import start_demo_context
-from app.settings import SecretStore, Settings
+from app.shell.context import start_demo_context
+from app.shell.settings import SecretStore, Settings
 from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen
 
@@ -78,7 +78,7 @@ def one_check(screen: VerifyScreen, payload: str, shown: list[str]) -> float:
 def bare_verify_ms(context: object, payloads: list[str], count: int = 20) -> float:
     """The baseline: the same verifications without the screen (the service's own trend)."""
     from app.inputs.reading import InputReading
-    from app.verify_flow import verify_reading
+    from app.verify.flow import verify_reading
 
     started = time.perf_counter()
     for index in range(count):

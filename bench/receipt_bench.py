@@ -17,14 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.domain.tokens import Principal
-from service.instance import (
+from service.composition.instance import (
     domain_for,
     init_instance,
     load_master_key,
     offline_config,
     open_store,
 )
+from service.domain.tokens import Principal
 from service.protocol.schemas import RegisterNonPiiRequest, VerifyRequest
 from tests.factories import sealed_record
 

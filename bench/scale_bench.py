@@ -9,8 +9,9 @@
    records/s, verify p99, errors (must be 0).
 4. verify p50 with 1,000,000 stored records vs 10,000 (target <= 1.2).
 
-Every server runs the WSGI entry point `service.wsgi:application` (gunicorn with the gthread-based
-`service.workers.DrainingThreadWorker`, or granian's WSGI interface), configured from the
+Every server runs the WSGI entry point `service.hosting.wsgi:application` (gunicorn with the
+gthread-based
+`service.hosting.workers.DrainingThreadWorker`, or granian's WSGI interface), configured from the
 environment as an operator would (docs/deploy.md). Load is wrk
 (`apt-get install wrk`), 16 connections. Rate limits are off: this measures throughput.
 Usage: python bench/scale_bench.py [--seconds 3] [--rounds 3] [--workers 1,2,4] [--servers gunicorn]
@@ -79,10 +80,10 @@ def start(
     }
     if server in ("gunicorn", "guarded"):
         # "gunicorn": the worker class before issue 22; "guarded": the one `serve --workers`
-        # runs now (whole requests read in the main loop, service/gunicorn_guard.py).
+        # runs now (whole requests read in the main loop, service/hosting/gunicorn_guard.py).
         worker_class = {
-            "gunicorn": "service.workers.DrainingThreadWorker",
-            "guarded": "service.gunicorn_guard.GuardedThreadWorker",
+            "gunicorn": "service.hosting.workers.DrainingThreadWorker",
+            "guarded": "service.hosting.gunicorn_guard.GuardedThreadWorker",
         }[server]
         args = [str(VENV_BIN / "gunicorn"), "--threads", THREADS]
         args += ["--worker-class", worker_class]
@@ -94,7 +95,7 @@ def start(
         args += ["--blocking-threads", THREADS, "--host", "127.0.0.1", "--port", str(port)]
         args += ["--log-level", "warning"]
     proc = subprocess.Popen(
-        [*args, "service.wsgi:application"],
+        [*args, "service.hosting.wsgi:application"],
         env=env,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,

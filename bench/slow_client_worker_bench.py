@@ -1,7 +1,7 @@
 """Issue 22: what reading whole requests in the worker's main loop costs `serve --workers`.
 
-The worker class before (`service.workers.DrainingThreadWorker`, gunicorn gthread) and after
-(`service.gunicorn_guard.GuardedThreadWorker`) run side by side on one PostgreSQL + Redis
+The worker class before (`service.hosting.workers.DrainingThreadWorker`, gunicorn gthread) and after
+(`service.hosting.gunicorn_guard.GuardedThreadWorker`) run side by side on one PostgreSQL + Redis
 instance, with 1 and with 2 workers each, and wrk's runs alternate between them round by round
 (a shared machine's load changes within a minute: only interleaved runs compare). Printed per
 worker count: verify and /healthz requests/s of both, after/before ratios (target: within 10 %),

@@ -4,7 +4,7 @@
     python scripts/settings_table.py --write   # put it into README.md between the markers
     python scripts/settings_table.py --check   # exit 1 when README.md's table is not the model's
 
-The model (service/settings.py) is the one place a variable is defined; the README only shows
+The model (service/composition/settings.py) is the one place a variable is defined; the README only shows
 it, so a variable added there reaches the README by `--write` and tests/service/test_settings.py
 fails until it does.
 """
@@ -39,7 +39,7 @@ def with_table(text: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
-    from service.settings import settings_table
+    from service.composition.settings import settings_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if current != table:
             print(
-                "error: README.md's settings table differs from service/settings.py; "
+                "error: README.md's settings table differs from service/composition/settings.py; "
                 "run python scripts/settings_table.py --write",
                 file=sys.stderr,
             )

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-from app.api_client import ApiClient
-from service.protocol.badge import render_badge_png
-from service.protocol.pdf_stamp import stamp_badge
+from app.api import ApiClient
+from service.documents.badge import render_badge_png
+from service.documents.pdf_stamp import stamp_badge
 from service.protocol.pii_text import build_pii_text
 from tests.factories import AU_V1, PII_FIELDS, Sealed, blank_pdf, sealed_payslip
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from app import resources
-from app.version import __version__
+from app.shell import resources
+from app.shell.version import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "pyinstaller.spec"

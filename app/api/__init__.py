@@ -5,11 +5,11 @@
 * `app.api.exchange`: one logical call on the wire, typed errors that never hold secrets;
 * `app.api.client`: `ApiClient`, the operations (verify, register, revoke, admin, pairing).
 
-The typed errors live in `app.api_errors` and are re-exported here, so callers import one name.
+The typed errors live in `app.api.errors` and are re-exported here, so callers import one name.
 """
 
-from app import api_errors as _errors
+from app.api import errors as _errors
 from app.api.client import SCOPE_ADMIN, SCOPE_ISSUER, SCOPE_VERIFIER, ApiClient
-from app.api_errors import *  # noqa: F403 - the typed errors, as `app.api_errors.__all__` lists them
+from app.api.errors import *  # noqa: F403 - the typed errors, as `app.api.errors.__all__` lists them
 
 __all__ = ["SCOPE_ADMIN", "SCOPE_ISSUER", "SCOPE_VERIFIER", "ApiClient", *_errors.__all__]

@@ -27,11 +27,11 @@ from typing import Final
 
 import httpx
 
+from app.api.errors import ServiceUnreachable
 from app.api.retry import RetryPolicy
-from app.api_errors import ServiceUnreachable
 from service.protocol.schemas import TokenResponse
 
-log = logging.getLogger("app.api_client")
+log = logging.getLogger("app.api")
 
 #: A token is refreshed this long before it expires (or at half its lifetime if that is shorter).
 REFRESH_MARGIN: Final = 60.0

@@ -32,9 +32,9 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from app.api.auth import Token, TokenAuth, token_from_response
+from app.api.errors import InvalidResponse
 from app.api.exchange import Exchange, new_request_id
 from app.api.retry import RetryPolicy
-from app.api_errors import InvalidResponse
 from service.protocol.encoding import new_reference
 from service.protocol.schemas import (
     BarcodeResult,

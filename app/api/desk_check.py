@@ -10,8 +10,7 @@ tell strangers which ids exist), so the words say which to check first.
 from __future__ import annotations
 
 from app.api.client import SCOPE_VERIFIER, ApiClient
-from app.api.probe import probe
-from app.api_errors import (
+from app.api.errors import (
     ApiError,
     EndpointNotFound,
     Forbidden,
@@ -19,6 +18,7 @@ from app.api_errors import (
     Unauthorized,
     unreachable_words,
 )
+from app.api.probe import probe
 
 DESK_ID_PREFIX = "ver_"
 

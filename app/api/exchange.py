@@ -1,7 +1,7 @@
 """One logical HTTP call with retries: send, classify the answer, back off, give up on time.
 
 This is where the retry policy meets the wire. It never raises an httpx exception and never
-chains one: every error is an `app.api_errors.ApiError` raised outside any `except` block, so
+chains one: every error is an `app.api.errors.ApiError` raised outside any `except` block, so
 its `__context__` is empty (an httpx exception holds the request, bearer token included), and
 its message carries only method, path, status, code and request id. Request bodies hold
 barcodes, ciphertext and secrets, so they are never formatted into a message or a log line.
@@ -21,8 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from app.api.auth import DEADLINE, DeadlineReached
-from app.api.retry import RetryPolicy
-from app.api_errors import (
+from app.api.errors import (
     ApiError,
     FieldError,
     InvalidResponse,
@@ -30,8 +29,9 @@ from app.api_errors import (
     error_class_for,
     fallback_code_for_status,
 )
+from app.api.retry import RetryPolicy
 
-log = logging.getLogger("app.api_client")
+log = logging.getLogger("app.api")
 
 
 def new_request_id() -> str:
@@ -67,7 +67,7 @@ class NetFailure:
     sent: bool
     what: str
     kind: str = "network"
-    """How it failed, a key of `app.api_errors.UNREACHABLE_WORDS` ("refused", "no_answer", ...)."""
+    """How it failed, a key of `app.api.errors.UNREACHABLE_WORDS` ("refused", "no_answer", ...)."""
 
 
 def origin(url: str) -> str:

@@ -2,7 +2,7 @@
 
 Issuing keeps a long deadline for a slow answer (a 1000-record pay run), but a service that does
 not answer at all is reported within 5 s, as "refused" or "did not answer", naming the address
-(app.api_errors.UNREACHABLE_WORDS), instead of after half a minute of retries (issue 27).
+(app.api.errors.UNREACHABLE_WORDS), instead of after half a minute of retries (issue 27).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ import ssl
 
 import httpx
 
+from app.api.errors import UNREACHABLE_WORDS
 from app.api.exchange import connect_kind, origin
-from app.api_errors import UNREACHABLE_WORDS
 
 PROBE_CONNECT = 2.0
 PROBE_TIMEOUT = 4.0

@@ -2,7 +2,7 @@
 
 One `RetryPolicy` per `ApiClient`. Every logical call gets one deadline (`deadline` seconds from
 its start) that covers token fetches, every attempt and every backoff sleep: a desk that must say
-CANNOT VERIFY within seconds (app/context.py's `verifier_client`: 4 s deadline, 1.5 s connect
+CANNOT VERIFY within seconds (app/shell/context.py's `verifier_client`: 4 s deadline, 1.5 s connect
 timeout) relies on the client never waiting past it, whether the service refuses connections,
 never accepts them, or accepts and never answers. So each attempt's timeouts are cut to what is
 left of the deadline, and a backoff sleep that would end past it is not taken at all.

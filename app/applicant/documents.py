@@ -1,6 +1,6 @@
 """The applicant check's typed input: one :class:`Document` per payslip code checked.
 
-Built from the app's own verification outcome (:class:`app.verify_flow.Outcome`, the same one a
+Built from the app's own verification outcome (:class:`app.verify.flow.Outcome`, the same one a
 single check shows), so a document in a set has exactly the verdict it would have alone. A
 document that is not VERIFIED keeps no employee data at all (PROTOCOL §10): it is dropped here,
 when the document is made, so no later rule, message or screen can show it by mistake.
@@ -13,9 +13,9 @@ from datetime import date
 from typing import Any, Literal
 
 from app.applicant.money import minor_amount
-from app.presentation import format_abn
-from app.verdicts import Verdict
-from app.verify_flow import Outcome
+from app.verify.flow import Outcome
+from app.verify.presentation import format_abn
+from app.verify.verdicts import Verdict
 from service.protocol.schemas import VerificationResult
 
 Country = Literal["au", "nz"]
@@ -104,7 +104,7 @@ class Document:
     verdict: Verdict | None
     """None when the input held no payslip code (nothing was sent)."""
     reason: str
-    """The outcome's key in :mod:`app.verdicts` (or an input problem's)."""
+    """The outcome's key in :mod:`app.verify.verdicts` (or an input problem's)."""
     service_reference: str | None = None
     code: str | None = None
     detail: str | None = None

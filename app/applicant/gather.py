@@ -6,7 +6,7 @@ same record (badge and metadata of one payslip are one document, not a duplicate
 metadata names a record that no page shows is the §3 disagreement: one document, NOT VERIFIED.
 
 Reading (decoding images, rendering PDF pages) and the service calls run in a thread pool with
-the caller's one :class:`~app.api_client.ApiClient`, so the set shares one token and one
+the caller's one :class:`~app.api.ApiClient`, so the set shares one token and one
 connection pool and every call keeps the client's own fail-fast deadline.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from app.applicant.documents import Document, document_of, unreadable
 from app.inputs.reading import InputError, InputReading, read_input
-from app.verify_flow import Outcome, Verifier, is_payslip_code, refusal, verify_payloads
+from app.verify.flow import Outcome, Verifier, is_payslip_code, refusal, verify_payloads
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 
 MAX_WORKERS = 6

@@ -2,7 +2,7 @@
 
 The names are PROTOCOL §10's (they are the ``check`` of the JSON); the sentences are what the
 front desk reads, one per problem, filled in with dates, labels and names. Like the verdict
-table (:mod:`app.verdicts`), building the table fails at import if a check has no sentence.
+table (:mod:`app.verify.verdicts`), building the table fails at import if a check has no sentence.
 """
 
 from __future__ import annotations

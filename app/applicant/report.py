@@ -12,8 +12,8 @@ from app.applicant.documents import Document
 from app.applicant.income import Income
 from app.applicant.money import format_minor
 from app.applicant.rules import SetCheck
-from app.presentation import long_date
-from app.verdicts import HEADLINES, Verdict
+from app.verify.presentation import long_date
+from app.verify.verdicts import HEADLINES, Verdict
 
 SET_WORDS: dict[Verdict, tuple[str, str]] = {
     "verified": (

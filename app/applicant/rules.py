@@ -19,8 +19,8 @@ from app.applicant.income import IncomeResult, income_of
 from app.applicant.money import format_minor
 from app.applicant.names import name_words, same_name
 from app.applicant.problems import DECIDING, Check, Problem
-from app.presentation import long_date
-from app.verdicts import HEADLINES, INPUT_PROBLEMS, Verdict, meaning_of
+from app.verify.presentation import long_date
+from app.verify.verdicts import HEADLINES, INPUT_PROBLEMS, Verdict, meaning_of
 
 DEFAULT_MAX_AGE_DAYS = 45
 

@@ -1,6 +1,7 @@
 """A signed receipt for each document of an applicant check (issues 23 and 24, PROTOCOL §11).
 
-The set's verification record (:mod:`app.set_record_pdf`) and ``app verify A B C --receipt DIR``
+The set's verification record (:mod:`app.receipts.set_record_pdf`) and ``app verify A B C --receipt
+DIR``
 both need one receipt per document that got a verdict (VERIFIED or NOT VERIFIED): a document
 with no payslip code, or one that could not be checked, has nothing a receipt could record. The
 receipts are asked for concurrently with the caller's one API client (one token, one connection
@@ -16,10 +17,10 @@ from pathlib import Path
 
 import jwt
 
-from app.api_errors import ApiError
+from app.api.errors import ApiError
 from app.applicant.documents import Document
 from app.applicant.gather import MAX_WORKERS
-from app.receipt_cli import ReceiptMaker
+from app.receipts.cli import ReceiptMaker
 from service.protocol.schemas import ReceiptClaims
 
 

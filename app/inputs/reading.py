@@ -39,10 +39,10 @@ import zxingcpp
 from PIL import Image
 from pypdf import PageObject, PasswordType, PdfReader, PdfWriter
 
-from app.files import unreadable
+from app.output.files import unreadable
 from app.scan.decoders import Decoder, decoder_chain
+from service.documents.pdf_metadata import payload_metadata_of
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
-from service.protocol.pdf_metadata import payload_metadata_of
 
 RENDER_DPI = 300
 MAX_RENDERED_PAGES = 4  # payslips are one or two pages; rendering a long report costs seconds

@@ -18,18 +18,7 @@ The package imports no Qt: the GUI, the CLI and scripts all use it the same way.
 
 from __future__ import annotations
 
-from app.issuer.badges import (
-    BADGE_WIDTH,
-    CORNERS,
-    BadgeError,
-    render_badge_png,
-    render_badge_svg,
-    stamp_badge,
-    write_payload_metadata,
-)
 from app.issuer.fields import FieldSpec, money_to_cents, money_to_decimal, schema_fields
-from app.issuer.output import OutputError, atomic_write_bytes
-from app.issuer.payrun import PayrunFileError, PayrunRow, RowProblem, read_payrun
 from app.issuer.pii import (
     PiiTextError,
     au2_text,
@@ -42,6 +31,7 @@ from app.issuer.pii import (
     p2_text,
     pii_text,
 )
+from app.issuer.progress import Progress
 from app.issuer.records import (
     IssuedPayslip,
     IssuerKey,
@@ -55,25 +45,23 @@ from app.issuer.records import (
     register_prepared,
     utc_now,
 )
-from app.issuer.runner import (
-    PayRun,
-    Progress,
+from app.issuer.run.results import (
     RecordResult,
     RunCancelled,
     RunInterrupted,
     RunSettings,
     RunSummary,
 )
-from app.issuer.sealing import (
-    EncryptionKeyError,
-    SealedPii,
-    build_payload_v1,
-    build_payload_v2,
-    build_scan_url_v2,
-    encrypt_pii,
-    new_reference,
-    seal,
-)
+from app.issuer.run.rows import PayrunFileError, PayrunRow, RowProblem
+from app.issuer.run.runner import PayRun
+from app.issuer.run.source import read_payrun
+from app.output.files import OutputError, atomic_write_bytes
+from service.documents.badge import BADGE_WIDTH, BadgeError, render_badge_png, render_badge_svg
+from service.documents.pdf_metadata import write_payload_metadata
+from service.documents.pdf_stamp import CORNERS, stamp_badge
+from service.protocol.barcode_text import build_payload_v1, build_payload_v2, build_scan_url_v2
+from service.protocol.encoding import new_reference
+from service.protocol.sealing import EncryptionKeyError, SealedPii, encrypt_pii, seal
 
 __all__ = [
     "BADGE_WIDTH",

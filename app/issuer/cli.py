@@ -31,14 +31,16 @@ from pydantic import SecretStr
 from app.api.fail_fast import issuer_client
 from app.issuer.export.mapping import load_mapping
 from app.issuer.journal import JournalError
-from app.issuer.output import OutputError
-from app.issuer.payrun import PayrunFileError
+from app.issuer.progress import Progress
 from app.issuer.records import IssuerKey
-from app.issuer.runner import MAX_BATCH, PayRun, Progress, RunInterrupted, RunSettings
-from app.issuer.sealing import EncryptionKeyError, decode_key
-from service.network_address import loopback_warning
+from app.issuer.run.results import MAX_BATCH, RunInterrupted, RunSettings
+from app.issuer.run.rows import PayrunFileError
+from app.issuer.run.runner import PayRun
+from app.output.files import OutputError
+from service.composition.settings import read_settings
+from service.hosting.network_address import loopback_warning
 from service.protocol.schemas import PAYSLIP_SCHEMAS
-from service.settings import read_settings
+from service.protocol.sealing import EncryptionKeyError, decode_key
 
 EXIT_OK, EXIT_ROWS, EXIT_START, EXIT_STOPPED = 0, 1, 2, 3
 
@@ -165,7 +167,7 @@ def main(argv: Sequence[str]) -> int:
     running = None
     try:
         if args.demo:
-            from service.server import start_demo
+            from service.hosting.server import start_demo
 
             running = start_demo()
             assert running.demo is not None

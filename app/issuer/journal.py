@@ -29,9 +29,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from app.issuer.output import OutputError, explain, fsync_dir
+from app.output.files import OutputError, explain, fsync_dir
+from service.files.durable import write_file
 from service.protocol.crypto import AuthenticationFailed, decrypt, encrypt, new_key
-from service.protocol.durable import write_file
 
 __all__ = ["JOURNAL_NAME", "JournalError", "RunJournal"]
 

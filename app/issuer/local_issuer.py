@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.settings import SecretStore, Settings
-from service.network_address import is_loopback_url
+from app.shell.settings import SecretStore, Settings
+from service.hosting.network_address import is_loopback_url
 from service.protocol.schemas import IssuerCreated
 
 SETTINGS_KEY = "issuer"

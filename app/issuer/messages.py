@@ -6,14 +6,14 @@ data must not end up in a dialog that is screenshotted into a support ticket.
 
 from __future__ import annotations
 
-from app.api_errors import ApiError, unreachable_words
+from app.api.errors import ApiError, unreachable_words
 from app.issuer.journal import JournalError
-from app.issuer.output import OutputError
-from app.issuer.payrun import PayrunFileError
 from app.issuer.pii import PiiTextError
-from app.issuer.runner import RunInterrupted
-from app.issuer.sealing import EncryptionKeyError
+from app.issuer.run.results import RunInterrupted
+from app.issuer.run.rows import PayrunFileError
+from app.output.files import OutputError
 from service.protocol.schemas import SchemaValidationError
+from service.protocol.sealing import EncryptionKeyError
 
 ISSUER_ERRORS: dict[str, str] = {
     "VALIDATION_FAILED": "The service refused the payslip data.",

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from app.api_client import ApiClient
-from app.api_errors import InvalidResponse
-from app.issuer.badges import BADGE_WIDTH, render_badge_png
+from app.api import ApiClient
+from app.api.errors import InvalidResponse
+from service.documents.badge import BADGE_WIDTH, render_badge_png
 from service.protocol.encoding import new_reference
 from service.protocol.schemas import (
     FieldError,

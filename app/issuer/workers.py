@@ -21,8 +21,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from app.files import explain
-from app.output_jobs import OutputDone, OutputJob, follow_parent, write_chunk, write_outputs
+from app.output.files import explain
+from app.output.jobs import OutputDone, OutputJob, follow_parent, write_chunk, write_outputs
 
 __all__ = [
     "CHUNK",

@@ -24,9 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.api_client import ApiClient
-from app.api_errors import ApiError
-from app.context import AppContext
+from app.api import ApiClient
+from app.api.errors import ApiError
 from app.issuer.local_issuer import (
     LocalIssuer,
     load_local_issuer,
@@ -34,13 +33,14 @@ from app.issuer.local_issuer import (
     saved_address,
     use_new_key,
 )
-from app.presentation import error_message
+from app.shell.context import AppContext
 from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
 from app.ui.admin_overview import OverviewTabs, select_row, selected_text
 from app.ui.folders import last_folder, remember_folder
 from app.ui.pair_dialog import open_pair_dialog
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
+from app.verify.presentation import error_message
 from service.protocol.schemas import IssuerCreated, KeyCreated, Overview, VerifierCreated
 
 REFRESH_MS = 20_000

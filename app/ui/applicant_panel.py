@@ -36,8 +36,8 @@ from PySide6.QtWidgets import (
 from app.applicant.documents import Document
 from app.applicant.gather import Reader, check_input
 from app.applicant.rules import SetCheck, check_set
-from app.context import AppContext
 from app.inputs.reading import InputReading, read_file
+from app.shell.context import AppContext
 from app.ui.applicant_record import attach_set_record
 from app.ui.applicant_view import DocumentTable, IncomeBox, SetBanner
 from app.ui.card_parts import plain_label

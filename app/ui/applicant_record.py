@@ -3,7 +3,8 @@
 Once every payslip of the set is checked, the button asks where to save, then (on the task
 runner, never on the GUI thread) asks the service for a receipt of each document that got a
 verdict, with the desk's one API client, and writes one PDF for the set
-(:mod:`app.set_record_pdf`). A record is written only when every such document got its receipt:
+(:mod:`app.receipts.set_record_pdf`). A record is written only when every such document got its
+receipt:
 a record missing one payslip's evidence would file less than the desk decided on. Nothing of it
 is logged (only the error's code or type) or kept; the file goes where the worker chose.
 """
@@ -18,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QPushButton, QVBoxLayout
 
-from app.api_errors import ApiError
+from app.api.errors import ApiError
 from app.applicant.documents import Document
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import fetch_receipts, wants_receipt
-from app.record_pdf import desk_name, page_size_for
-from app.set_record_pdf import write_set_record
+from app.receipts.record_pdf import desk_name, page_size_for
+from app.receipts.set_record_pdf import write_set_record
 from app.ui.card_parts import plain_label
 
 if TYPE_CHECKING:

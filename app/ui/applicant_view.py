@@ -28,10 +28,10 @@ from app.applicant.income import Income, Per, affordability_sentence
 from app.applicant.money import format_minor, minor_digits
 from app.applicant.report import SET_WORDS
 from app.applicant.rules import SetCheck
-from app.presentation import long_date
 from app.ui.card_parts import clear_layout, plain_label
 from app.ui.style import PALETTES, Tone
-from app.verdicts import HEADLINES
+from app.verify.presentation import long_date
+from app.verify.verdicts import HEADLINES
 
 _TONES: dict[str, Tone] = {
     "verified": "verified",

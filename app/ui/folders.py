@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from app.settings import Settings
+from app.shell.settings import Settings
 
 SETTINGS_KEY = "folders"
 

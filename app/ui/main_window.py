@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui import accessible_names
 from app.ui.admin_screen import AdminScreen
 from app.ui.fit_screen import DEFAULT_SIZE, fit_to_screen
-from app.ui.issue_screen import IssueScreen
+from app.ui.issue.screen import IssueScreen
 from app.ui.kiosk_guard import KioskKeeper
 from app.ui.pin_dialog import PinGuard, ask_pin
 from app.ui.service_panel import ServicePanel

@@ -25,11 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.api_client import ApiClient
-from app.api_errors import ApiError
-from app.presentation import error_message
+from app.api import ApiClient
+from app.api.errors import ApiError
 from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
+from app.verify.presentation import error_message
 from service.protocol.schemas import ClientSummary, Overview, PairingOffer
 
 QR_PIXELS = 300

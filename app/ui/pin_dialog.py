@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.settings import Settings
+from app.shell.settings import Settings
 from app.ui.dialog_parts import dialog_buttons, error_line, prompt_column
-from service.settings import read_settings
+from service.composition.settings import read_settings
 
 PIN_ENV = "PAYSLIP_KIOSK_PIN"
 MIN_PIN, MAX_PIN = 4, 12

@@ -30,7 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.presentation import (
+from app.ui.card_parts import Fold, Section, clear_layout, plain_label
+from app.ui.style import Tone, type_scale
+from app.ui.verdict_panel import Banner
+from app.verify.flow import Attempt, Outcome
+from app.verify.presentation import (
     employee_lines,
     line_items,
     long_date,
@@ -38,11 +42,7 @@ from app.presentation import (
     summary_lines,
     timestamp,
 )
-from app.ui.card_parts import Fold, Section, clear_layout, plain_label
-from app.ui.style import Tone, type_scale
-from app.ui.verdict_panel import Banner
-from app.verdicts import meaning_of
-from app.verify_flow import Attempt, Outcome
+from app.verify.verdicts import meaning_of
 from service.protocol.schemas import EmployeePii, VerificationResult
 
 SLOW_TEXT = "The service is slow to answer"

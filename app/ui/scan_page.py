@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.ui.card_parts import plain_label
 from app.ui.fit_screen import scrolling
-from service.demo import DemoSample
+from service.composition.demo import DemoSample
 
 CAMERA_HINT = "Hold the payslip's QR code inside the frame"
 

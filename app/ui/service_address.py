@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.context import NETWORK, AppContext
+from app.shell.context import NETWORK, AppContext
 from app.ui.staff_style import label, section, set_status
-from service.network_address import is_loopback_url
-from service.tls import TlsError, server_context
+from service.hosting.network_address import is_loopback_url
+from service.hosting.tls import TlsError, server_context
 
 WHO = (
     ("loopback", "This computer only"),

@@ -26,15 +26,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.probe import probe
-from app.context import AppContext, start_embedded_service
+from app.shell.context import AppContext, start_embedded_service
 from app.ui.service_address import AddressSection
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
-from service.config import default_data_dir
-from service.network_address import is_loopback_url
+from service.composition.config import default_data_dir
+from service.hosting.network_address import is_loopback_url
+from service.hosting.server import Running, start
+from service.hosting.tls import TlsError
 from service.protocol.schemas import Overview
-from service.server import Running, start
-from service.tls import TlsError
 
 POLL_MS = 5000
 ENVIRONMENTS = {

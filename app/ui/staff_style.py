@@ -11,8 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from app.presentation import local_moment
 from app.ui.style import ACCENT, BACKDROP, INK, LINE, MUTED, PALETTES, SURFACE, screen_stylesheet
+from app.verify.presentation import local_moment
 
 ERROR_COLOUR = PALETTES["not_verified"].strong
 OK_COLOUR = PALETTES["verified"].strong

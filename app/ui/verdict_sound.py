@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
-from app.verdicts import Verdict
+from app.verify.verdicts import Verdict
 
 log = logging.getLogger("app.sound")
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.card_parts import plain_label
 from app.ui.tasks import TaskRunner
 

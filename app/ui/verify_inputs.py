@@ -15,7 +15,7 @@ from app.inputs.reading import InputReading, read_image_bytes
 
 def sample_badge_png(scan_url: str) -> bytes:
     """The badge a payslip of this scan URL carries, rendered in memory, never to disk."""
-    from service.protocol.badge import render_badge_png
+    from service.documents.badge import render_badge_png
 
     return bytes(render_badge_png(scan_url))
 

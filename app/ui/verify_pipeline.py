@@ -2,13 +2,14 @@
 
 The verify screen hands over a *reader* (a callable that turns the input into an
 :class:`~app.inputs.reading.InputReading`: read a file, decode a photo, or just wrap typed text).
-Reading and then calling the service (:func:`app.verify_flow.verify_reading`, shared with the
+Reading and then calling the service (:func:`app.verify.flow.verify_reading`, shared with the
 CLI) run on the :class:`TaskRunner`. Each request carries a generation number; anything that
 moves the operator on (Next, Esc, a refusal, a newer input) bumps it, so an answer that arrives
 afterwards is dropped instead of popping up over the next person.
 
 Fail fast: a verification that gets no answer ends in CANNOT VERIFY within :data:`WATCHDOG_MS`
-(past the API client's own deadline, :data:`~app.context.VERIFY_DEADLINE`), whatever the worker
+(past the API client's own deadline, :data:`~app.shell.context.VERIFY_DEADLINE`), whatever the
+worker
 thread is still doing. Only outcome states, error codes and request ids are logged.
 """
 
@@ -19,10 +20,10 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.context import VERIFY_DEADLINE, AppContext
 from app.inputs.reading import InputError, InputReading
+from app.shell.context import VERIFY_DEADLINE, AppContext
 from app.ui.tasks import TaskRunner
-from app.verify_flow import Attempt, Outcome, refusal, verify_reading
+from app.verify.flow import Attempt, Outcome, refusal, verify_reading
 
 log = logging.getLogger("app.verify")
 

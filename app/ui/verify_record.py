@@ -4,7 +4,8 @@ Two things, attached to a :class:`~app.ui.verify_screen.VerifyScreen` without ch
 verifies:
 
 * After a VERIFIED or NOT VERIFIED result, "Save verification record..." asks the service for a
-  signed receipt of the same code and writes the one-page record PDF (:mod:`app.record_pdf`).
+  signed receipt of the same code and writes the one-page record PDF
+  (:mod:`app.receipts.record_pdf`).
   Not in kiosk mode, which opens no file dialogs. CANNOT VERIFY has nothing to record.
 * A verification record that is dropped, opened, typed by a USB scanner or seen by the camera is
   no payslip code, so the screen refuses it as such; this module then checks the receipt it
@@ -24,8 +25,8 @@ import jwt
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QBoxLayout, QFileDialog, QPushButton, QWidget
 
-from app.api_errors import ApiError
-from app.receipts import (
+from app.api.errors import ApiError
+from app.receipts.check import (
     JWKS_PATH,
     ReceiptCheck,
     check_receipt,
@@ -35,8 +36,8 @@ from app.receipts import (
     receipts_in,
     verdict_words,
 )
-from app.record_pdf import desk_name, page_size_for, write_record
-from app.verify_flow import is_payslip_code
+from app.receipts.record_pdf import desk_name, page_size_for, write_record
+from app.verify.flow import is_payslip_code
 from service.protocol.schemas import ReceiptClaims
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
 from app.ui.result_card import ANOTHER_CODE_HINT, ResultCard
-from app.verify_flow import Outcome
+from app.verify.flow import Outcome
 
 SCANNED_HINT = "Another code was scanned: press Next to check it"
 

@@ -1,6 +1,6 @@
 """The verify screen: scan, drop, open or paste a payslip code, and read the verdict at a glance.
 
-Four inputs feed one pipeline (:func:`app.verify_flow.verify_reading`, shared with the CLI):
+Four inputs feed one pipeline (:func:`app.verify.flow.verify_reading`, shared with the CLI):
 the camera (through :class:`~app.ui.camera_worker.CameraScanner`, in its own thread), image
 files, PDFs (open dialog or drag and drop) and pasted or typed barcode text. A USB barcode
 scanner "types" the code and presses Enter wherever the focus is: into the code field that is
@@ -22,7 +22,7 @@ result is deleted and the camera may accept the same code again. Only outcome st
 and request ids are logged.
 
 Fail fast: a verification that gets no answer ends in CANNOT VERIFY within
-:data:`~app.context.VERIFY_DEADLINE` seconds (the API client's deadline, backed by the
+:data:`~app.shell.context.VERIFY_DEADLINE` seconds (the API client's deadline, backed by the
 pipeline's watchdog), and a light health poll shows whether the service is reachable before
 anyone scans. Text that is not a payslip code is refused here, locally: nothing is sent and no
 verdict shown.
@@ -58,8 +58,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.context import AppContext
 from app.inputs.reading import InputReading, read_file
+from app.shell.context import AppContext
 from app.ui.applicant_panel import install_applicant_check
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener
 from app.ui.card_parts import plain_label
@@ -76,7 +76,7 @@ from app.ui.verify_pipeline import Reader, VerifyPipeline
 from app.ui.verify_record import attach_records
 from app.ui.verify_result import SCANNED_HINT, ResultPage
 from app.ui.wedge_scanner import WedgeScanner
-from app.verify_flow import Outcome, is_payslip_code
+from app.verify.flow import Outcome, is_payslip_code
 
 log = logging.getLogger("app.verify")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from service.documents.badge import BadgeError, render_badge_png
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.keys import KeyRing
@@ -20,7 +21,6 @@ from service.domain.records import new_record
 from service.domain.tokens import Principal
 from service.domain.validation import schema_failure
 from service.protocol import schemas
-from service.protocol.badge import BadgeError, render_badge_png
 from service.protocol.barcode_text import build_scan_url_v2
 from service.protocol.crypto import AuthenticationFailed, decrypt
 from service.protocol.encoding import (

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import bottle
 
-from service.config import ServiceConfig
+from service.composition.config import ServiceConfig
 from service.domain.clock import Clock
 from service.domain.context import Domain, build_domain
 from service.domain.errors import ServiceError
@@ -73,7 +73,7 @@ def build_bottle(
 @dataclass(frozen=True, slots=True)
 class ServedApp:
     """The WSGI app, and what a server that can refuse a request from its head, before reading
-    its body (waitress, through service.waitress_guard), asks first."""
+    its body (waitress, through service.hosting.waitress_guard), asks first."""
 
     wsgi: WsgiApp
     preflight: Preflight

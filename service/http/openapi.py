@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from service.config import ServiceConfig
+from service.composition.config import ServiceConfig
 from service.protocol import schemas
 from service.protocol.errors import ErrorBody, ErrorCode
 from service.protocol.schemas import (

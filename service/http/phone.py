@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import bottle
 
-from service.config import ServiceConfig
+from service.composition.config import ServiceConfig
 from service.domain.context import Domain
 from service.http.inputs import no_body, pairing_redemption
 from service.http.pipeline import Call, Reply

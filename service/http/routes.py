@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl
 
 import bottle
 
-from service.config import ServiceConfig
+from service.composition.config import ServiceConfig
 from service.domain.context import Domain
 from service.domain.errors import ServiceError
 from service.domain.tokens import Principal

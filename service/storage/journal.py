@@ -5,7 +5,7 @@ Layout of a data directory:
 - `store.json`: a snapshot in TinyDB's own JSON layout (`{table: {doc_id: doc}}`), so plain
   `tinydb.TinyDB("store.json")` can read it. Its `_meta` table holds the journal sequence number
   the snapshot contains. It is only ever replaced whole (temp file + fsync + rename + fsync of the
-  directory: service/protocol/durable.py), never rewritten in place, so a crash leaves either the
+  directory: service/files/durable.py), never rewritten in place, so a crash leaves either the
   old or the new snapshot.
 - `journal.jsonl`: one header line `{"journal": 1, "base": S}` then one line per commit
   `{"seq": N, "ops": [[table, doc_id, doc or null], ...]}`, appended with a single write and
@@ -38,7 +38,7 @@ from typing import Any
 
 import orjson
 
-from service.protocol.durable import FILE_MODE, replace_file, write_all, write_file
+from service.files.durable import FILE_MODE, replace_file, write_all, write_file
 
 JOURNAL_NAME = "journal.jsonl"
 SNAPSHOT_NAME = "store.json"

@@ -18,7 +18,7 @@ import os
 import threading
 from pathlib import Path
 
-from service.protocol.durable import replace_file, write_file
+from service.files.durable import replace_file, write_file
 from service.storage.journal import (
     JournalCorrupt,
     JournalFile,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.context import AppContext, start_demo_context
-from app.settings import SecretStore, Settings
+from app.shell.context import AppContext, start_demo_context
+from app.shell.settings import SecretStore, Settings
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui import accessible_names
 from app.ui.accessible_names import needs_name
 from app.ui.main_window import MainWindow

@@ -11,8 +11,8 @@ from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
 from app.issuer.local_issuer import load_local_issuer
+from app.shell.context import AppContext
 from app.ui.admin_overview import NO_OVERVIEW
 from app.ui.admin_screen import AdminScreen, CredentialsDialog
 from app.ui.issue.issuer_panel import IssuerPanel
@@ -183,8 +183,8 @@ def test_service_panel_says_when_the_service_does_not_answer(
 ) -> None:
     import socket
 
-    from app.context import start_remote_context
-    from app.settings import SecretStore, Settings
+    from app.shell.context import start_remote_context
+    from app.shell.settings import SecretStore, Settings
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -339,8 +339,8 @@ def test_counts_refresh_after_each_change_and_on_a_timer(
 def test_a_new_office_sees_what_to_do_first(
     qtbot: QtBot, config_dir: Path, tmp_path: Path, screenshot_dir: Path, no_leaks: None
 ) -> None:
-    from app.context import start_embedded_context
-    from app.settings import SecretStore, Settings
+    from app.shell.context import start_embedded_context
+    from app.shell.settings import SecretStore, Settings
 
     settings = Settings(data_dir=str(tmp_path / "office"))
     context = start_embedded_context(settings, SecretStore(config_dir, use_keyring=False))

@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from app.api_errors import (
+from app.api.errors import (
     ApiError,
     EndpointNotFound,
     FieldError,

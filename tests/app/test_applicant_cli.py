@@ -8,9 +8,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from app.api_client import ApiClient
-from app.context import AppContext
-from service.protocol.pdf_metadata import write_payload_metadata
+from app.api import ApiClient
+from app.shell.context import AppContext
+from service.documents.pdf_metadata import write_payload_metadata
 from tests.applicant_payslips import APPLICANT, register_fortnights, write_inputs
 from tests.commands import run_module
 from tests.factories import MARKER_ACCOUNT

@@ -20,11 +20,11 @@ import pytest
 from PySide6.QtCore import QLocale
 
 from app.applicant.rules import check_set
-from app.context import AppContext
 from app.inputs.reading import read_file
-from app.receipts import receipts_in
-from app.record_pdf import page_size_for
-from app.set_record_pdf import write_set_record
+from app.receipts.check import receipts_in
+from app.receipts.record_pdf import page_size_for
+from app.receipts.set_record_pdf import write_set_record
+from app.shell.context import AppContext
 from app.ui.applicant_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.schemas import RECEIPT_TYPE

@@ -14,7 +14,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QLabel
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.applicant_panel import ApplicantPanel
 from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from app.context import AppContext
-from service.protocol.badge import render_badge_png
+from app.shell.context import AppContext
+from service.documents.badge import render_badge_png
+from service.documents.pdf_metadata import write_payload_metadata
+from service.documents.pdf_stamp import stamp_badge
 from service.protocol.encoding import base32_decode, base32_encode
-from service.protocol.pdf_metadata import write_payload_metadata
-from service.protocol.pdf_stamp import stamp_badge
 from tests.commands import run_module
 
 
@@ -34,7 +34,7 @@ def _remote(ctx: AppContext) -> list[str]:
 
 
 def _blank_pdf() -> bytes:
-    from app.self_test import blank_pdf
+    from app.shell.self_test import blank_pdf
 
     return blank_pdf()
 

@@ -19,14 +19,14 @@ import httpx
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.api.errors import ServiceUnreachable, unreachable_words
 from app.api.fail_fast import ISSUE_CONNECT_TIMEOUT, ISSUE_UNREACHABLE_AFTER, issuer_client
-from app.api_errors import ServiceUnreachable, unreachable_words
-from app.context import AppContext
 from app.issuer.local_issuer import save_local_issuer
 from app.issuer.messages import describe_error
-from app.ui.issue_screen import IssueScreen
+from app.shell.context import AppContext
+from app.ui.issue.screen import IssueScreen
 from app.ui.tasks import TaskRunner
-from service.demo import sample_records
+from service.composition.demo import sample_records
 from tests.app.client.faults import FakeTime
 from tests.app.test_office_service import NZ_PII
 from tests.commands import run_module

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.main_window import MainWindow
 from app.ui.pin_dialog import PinDialog, PinGuard, SetPinDialog
 from app.ui.settings_dialog import SettingsDialog

@@ -22,7 +22,9 @@ from app.inputs.reading import (
     read_input,
     read_pdf,
 )
-from service.protocol.badge import render_badge_png
+from service.documents.badge import render_badge_png
+from service.documents.pdf_metadata import read_payload_metadata, write_payload_metadata
+from service.documents.pdf_stamp import stamp_badge
 from service.protocol.barcode_text import (
     build_payload_v1,
     build_payload_v2,
@@ -30,8 +32,6 @@ from service.protocol.barcode_text import (
     parse_barcode,
 )
 from service.protocol.encoding import b64url_encode
-from service.protocol.pdf_metadata import read_payload_metadata, write_payload_metadata
-from service.protocol.pdf_stamp import stamp_badge
 
 SCAN_BASE = "https://verify.example.com"
 XMP_NS = "urn:payslip-verify:xmp:1.0/"

@@ -17,9 +17,9 @@ from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEvent, QEventLoop
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
 from app.issuer.examples import example_employee, example_payslip
-from app.ui.issue_screen import IssueScreen
+from app.shell.context import AppContext
+from app.ui.issue.screen import IssueScreen
 from app.ui.tasks import TaskRunner
 from tests.app.shots import shoot
 from tests.factories import blank_pdf

@@ -24,15 +24,15 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
 from app.inputs.reading import read_input
 from app.issuer.local_issuer import save_local_issuer
-from app.issuer.runner import RunSummary
+from app.issuer.run.results import RunSummary
+from app.shell.context import AppContext
 from app.ui.folders import last_folder
+from app.ui.issue.screen import IssueScreen
 from app.ui.issue.single import stamped_pdf_name
-from app.ui.issue_screen import IssueScreen
 from app.ui.tasks import TaskRunner
-from service.demo import sample_records
+from service.composition.demo import sample_records
 from tests.app.shots import shoot
 from tests.factories import blank_pdf
 

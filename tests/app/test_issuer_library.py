@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageChops
 
-from app.api_client import ApiClient
+from app.api import ApiClient
 from app.inputs.reading import read_input
 from app.issuer import (
     IssuerKey,
@@ -45,12 +45,12 @@ from app.issuer import (
     write_payload_metadata,
 )
 from app.issuer.fields import ValueProblem, field_index, read_quantity, whole_cents
-from app.issuer.output import OutputError, atomic_write_bytes, check_writable
-from app.issuer.sealing import EncryptionKeyError, decode_key
+from app.output.files import OutputError, atomic_write_bytes, check_writable
+from service.documents.pdf_metadata import read_payload_metadata
 from service.protocol.barcode_text import parse_barcode
 from service.protocol.crypto import decrypt, new_key
 from service.protocol.encoding import b64url_encode
-from service.protocol.pdf_metadata import read_payload_metadata
+from service.protocol.sealing import EncryptionKeyError, decode_key
 from tests.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, SCHEMAS, blank_pdf
 from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
 

@@ -16,7 +16,7 @@ import pytest
 from PySide6.QtCore import QDeadlineTimer, QEventLoop
 from PySide6.QtWidgets import QApplication
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.main_window import MainWindow
 from app.ui.pin_dialog import PinDialog, PinGuard
 

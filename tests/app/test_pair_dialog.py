@@ -11,7 +11,7 @@ import zxingcpp
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.admin_overview import NO_OVERVIEW
 from app.ui.admin_screen import AdminScreen
 from app.ui.pair_dialog import PairDialog

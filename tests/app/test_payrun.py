@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 
-from app.api_client import ApiClient, ServiceUnreachable
+from app.api import ApiClient, ServiceUnreachable
 from app.inputs.reading import read_input
 from app.issuer import IssuerKey, PayRun, RunInterrupted, RunSettings
 from app.issuer.journal import JOURNAL_NAME, JournalError, RunJournal
-from app.issuer.payrun import PayrunFileError, PayrunRow, RowProblem, read_payrun, read_text_rows
+from app.issuer.run.rows import PayrunFileError, PayrunRow, RowProblem
+from app.issuer.run.source import read_payrun, read_text_rows
 from service.protocol.barcode_text import parse_barcode
 from service.protocol.schemas import BatchResultItem
 from tests.factories import blank_pdf
@@ -534,7 +535,7 @@ def test_cli_killed_mid_run_resumes_exactly_once(
 
 
 def test_every_file_kind_is_counted_up_front_for_the_progress_bar(tmp_path: Path) -> None:
-    from app.issuer.payrun import count_rows
+    from app.issuer.run.source import count_rows
 
     items = json.loads((RESOURCES / "sample_payrun.json").read_text())
     assert count_rows(RESOURCES / "sample_payrun.json") == len(items)
@@ -556,7 +557,7 @@ def test_progress_is_determinate_in_every_phase_and_workers_draw_the_badges(
     import multiprocessing
 
     from app.issuer import render_badge_png
-    from app.issuer.runner import PHASES, Progress
+    from app.issuer.progress import PHASES, Progress
 
     pdfs = pdf_folder(tmp_path, {f"EMP{i:05d}.pdf": blank_pdf() for i in (3, 150, 260)})
     rows = [good_row(i) for i in range(1, 301)]

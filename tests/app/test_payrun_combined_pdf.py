@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from app.api_client import ApiClient
+from app.api import ApiClient
 from app.issuer import IssuerKey, PayRun, RunSettings
 from app.issuer.export.combined_pdf import SPLIT_DIR, Person, assign_pages
 from app.issuer.export.mapping import ExportMapping

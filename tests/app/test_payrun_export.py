@@ -14,13 +14,8 @@ import pytest
 
 from app.issuer.export.mapping import ExportMapping, load_mapping
 from app.issuer.export.suggest import suggest_for_file
-from app.issuer.payrun import (
-    PayrunFileError,
-    PayrunRow,
-    RowProblem,
-    count_rows,
-    read_payrun,
-)
+from app.issuer.run.rows import PayrunFileError, PayrunRow, RowProblem
+from app.issuer.run.source import count_rows, read_payrun
 from tests.commands import run_module
 from tests.export_files import write_xlsx
 

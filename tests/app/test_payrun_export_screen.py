@@ -16,12 +16,12 @@ from pypdf import PdfReader
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.context import AppContext
 from app.issuer.export.memory import SETTINGS_KEY
-from app.issuer.runner import RunSummary
-from app.settings import Settings
+from app.issuer.run.results import RunSummary
+from app.shell.context import AppContext
+from app.shell.settings import Settings
 from app.ui.issue.payrun_columns import NOT_PLACED
-from app.ui.issue_screen import IssueScreen
+from app.ui.issue.screen import IssueScreen
 from app.ui.tasks import TaskRunner
 from tests.export_files import payslip_page_lines, text_pdf
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from app.issuer import IssuerKey
 from app.issuer.journal import RunJournal
-from app.issuer.payrun import PayrunRow, read_text_rows
 from app.issuer.run.journal_replay import fingerprint
 from app.issuer.run.reconcile import reconcile
 from app.issuer.run.results import RecordResult
+from app.issuer.run.rows import PayrunRow
+from app.issuer.run.source import read_text_rows
 from tests.app.test_payrun import (
     HEADER,
     good_row,

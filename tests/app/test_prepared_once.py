@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import copy
 
-from app.context import AppContext
 from app.issuer.pii import au2_text
 from app.issuer.records import IssuerKey, PreparedOnce, register_prepared
-from service.demo import sample_records
+from app.shell.context import AppContext
+from service.composition.demo import sample_records
 
 PII = au2_text(employee_name="Casey Sampleton", position="Store Manager", bsb="062-000")
 

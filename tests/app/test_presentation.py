@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.api_errors import fallback_code_for_status
-from app.presentation import (
+from app.api.errors import fallback_code_for_status
+from app.verify.presentation import (
     employee_lines,
     error_message,
     format_abn,
@@ -16,7 +16,13 @@ from app.presentation import (
     summary_lines,
     timestamp,
 )
-from app.verdicts import EXIT_STATUS, INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE, meaning_of
+from app.verify.verdicts import (
+    EXIT_STATUS,
+    INPUT_PROBLEMS,
+    MEANINGS,
+    NOT_A_PAYSLIP_CODE,
+    meaning_of,
+)
 from service.protocol.errors import ErrorCode
 from service.protocol.schemas import EmployeePii, VerificationResult
 from tests.factories import AU_V1

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from app.context import AppContext
 from app.issuer.records import IssuerKey, issue_self_managed, issue_service_managed
+from app.shell.context import AppContext
 from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen
+from service.hosting.server import start
 from service.protocol.pii_text import build_pii_text
-from service.server import start
 from tests.app.test_payrun import issue_run_command
 from tests.commands import run_module
 from tests.factories import NZ_V2 as FACTORY_NZ_V2
@@ -170,7 +170,7 @@ def test_a_postgresql_dump_holds_no_marker_pii(
     finally:
         del os.environ["PAYSLIP_DATABASE_URL"]
     try:
-        from app.api_client import ApiClient
+        from app.api import ApiClient
 
         url = running.url
         issuer_client = ApiClient(url, issuer["client_id"], issuer["client_secret"], issuer_url=url)

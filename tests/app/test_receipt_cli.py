@@ -14,7 +14,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from app.__main__ import main
-from app.context import AppContext
+from app.shell.context import AppContext
 from service.protocol.encoding import b64url_encode
 from tests.commands import run_module
 

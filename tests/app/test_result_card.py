@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QLabel, QPushButton
 
-from app.presentation import error_message, timestamp
 from app.ui.result_card import SLOW_TEXT, ResultCard
-from app.verify_flow import Attempt, Outcome
+from app.verify.flow import Attempt, Outcome
+from app.verify.presentation import error_message, timestamp
 from service.protocol.schemas import VerificationResult
 from tests.factories import AU_V1
 

@@ -20,7 +20,7 @@ from app.scan.decoders import (
     pyzbar_decoder,
 )
 from app.scan.frames import CameraUnavailable, OpenCVSource, crop_box, prepare_frame
-from service.protocol.badge import render_badge_png
+from service.documents.badge import render_badge_png
 from service.protocol.barcode_text import build_scan_url_v2, parse_barcode, scan_url_prefix
 from service.protocol.encoding import b64url_encode
 

@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from app.context import AppContext
 from app.inputs.reading import read_file
-from app.receipts import check_receipt, receipt_in
-from app.record_pdf import desk_name
+from app.receipts.check import check_receipt, receipt_in
+from app.receipts.record_pdf import desk_name
+from app.shell.context import AppContext
 from app.ui.verify_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.encoding import b64url_encode
@@ -171,7 +171,7 @@ def test_the_record_is_letter_in_us_locales_and_a4_elsewhere(
     import jwt
     from PySide6.QtCore import QLocale
 
-    from app.record_pdf import page_size_for, write_record
+    from app.receipts.record_pdf import page_size_for, write_record
     from service.protocol.schemas import ReceiptClaims
 
     good = sample(demo_context, "AU")

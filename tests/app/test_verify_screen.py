@@ -24,11 +24,10 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QLabel, QPushButton
 
-from app.api_client import ApiClient
-from app.api_errors import ApiError
-from app.context import AppContext, verifier_client
-from app.presentation import amount_of, error_message
-from app.settings import SecretStore, Settings
+from app.api import ApiClient
+from app.api.errors import ApiError
+from app.shell.context import AppContext, verifier_client
+from app.shell.settings import SecretStore, Settings
 from app.ui import verify_pipeline
 from app.ui import verify_screen as verify_screen_module
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, NO_CAMERA_MESSAGE
@@ -38,11 +37,12 @@ from app.ui.settings_dialog import SettingsDialog
 from app.ui.tasks import TaskRunner
 from app.ui.verdict_sound import verdict_wav
 from app.ui.verify_screen import VerifyScreen
-from app.verdicts import INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE
-from service.demo import DemoSample
-from service.protocol.badge import render_badge_png
+from app.verify.presentation import amount_of, error_message
+from app.verify.verdicts import INPUT_PROBLEMS, MEANINGS, NOT_A_PAYSLIP_CODE
+from service.composition.demo import DemoSample
+from service.documents.badge import render_badge_png
+from service.documents.pdf_stamp import stamp_badge
 from service.protocol.barcode_text import build_payload_v2, parse_barcode
-from service.protocol.pdf_stamp import stamp_badge
 from service.protocol.schemas import VerificationResult
 from tests.factories import blank_pdf
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import segno
 
-from app.context import AppContext
 from app.inputs.reading import read_input
+from app.shell.context import AppContext
 from service.protocol.barcode_text import build_scan_url_v1_fragment
 from service.protocol.encoding import base32_decode
 from tests.commands import run_module

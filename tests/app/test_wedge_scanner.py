@@ -16,12 +16,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.tasks import TaskRunner
 from app.ui.verify_result import SCANNED_HINT
 from app.ui.verify_screen import VerifyScreen
 from app.ui.wedge_scanner import WedgeScanner
-from service.demo import DemoSample
+from service.composition.demo import DemoSample
 
 pytestmark = pytest.mark.gui
 RESULT_TIMEOUT = 15000

@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 import zxingcpp
 
-from service import server as server_module
+from service.hosting import server as server_module
+from service.hosting.server import Running, start
 from service.protocol.pii_text import build_pii_text
-from service.server import Running, start
 from tests.factories import AU_V2, build_body, sealed_record
 from tests.oauth import fetch_token
 from tests.service.conftest import make_instance

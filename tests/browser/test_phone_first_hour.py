@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.presentation import format_abn, timestamp
+from app.verify.presentation import format_abn, timestamp
 from tests.browser.conftest import DEMO_EMPLOYEE, OpenPhone, Phone, PhoneService
 
 pytestmark = pytest.mark.slow
@@ -99,7 +99,7 @@ def test_with_javascript_off_a_plain_sentence_says_it_is_needed(
 
 @pytest.fixture
 def sydney() -> Iterator[None]:
-    """This process's local zone for app.presentation, the same as the phone's."""
+    """This process's local zone for app.verify.presentation, the same as the phone's."""
     before = os.environ.get("TZ")
     os.environ["TZ"] = "Australia/Sydney"
     time.tzset()
@@ -148,7 +148,7 @@ CASES_TIME = [
 def test_one_table_of_abns_and_times_through_the_phone_and_the_desk(
     phone_service: PhoneService, open_phone: OpenPhone, zone: str
 ) -> None:
-    """app/presentation.py and phone_page/format.js give the same text for every case."""
+    """app/verify/presentation.py and phone_page/format.js give the same text for every case."""
     before = os.environ.get("TZ")
     os.environ["TZ"] = zone
     time.tzset()

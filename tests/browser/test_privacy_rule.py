@@ -1,4 +1,5 @@
-"""One privacy rule for every output (issue 26 item 4, `app.presentation.shows_payslip_data`):
+"""One privacy rule for every output (issue 26 item 4,
+`app.verify.presentation.shows_payslip_data`):
 a NOT VERIFIED result shows no payslip figures and no employee data on the GUI card, the kiosk
 card, the phone page, `app verify`'s text or its JSON, while a VERIFIED one shows them on each.
 
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from app.context import verifier_client
+from app.shell.context import verifier_client
 from app.ui.result_card import ResultCard
-from app.verify_flow import verify_payloads
+from app.verify.flow import verify_payloads
 from tests.browser.conftest import DEMO_EMPLOYEE, OpenPhone, PhoneService
 from tests.commands import run_module
 

@@ -34,8 +34,8 @@ from typing import Any
 import httpx
 import pytest
 
-from service.config import ServiceConfig
-from service.instance import (
+from service.composition.config import ServiceConfig
+from service.composition.instance import (
     domain_for,
     init_instance,
     load_master_key,
@@ -43,7 +43,7 @@ from service.instance import (
     offline_config,
     open_store,
 )
-from service.server import Running, start
+from service.hosting.server import Running, start
 from service.storage.port import Store
 from tests.oauth import fetch_token
 
@@ -188,7 +188,7 @@ def make_instance(data_dir: Path) -> tuple[dict[str, str], dict[str, Any], dict[
 
 def start_live(data_dir: Path, **options: Any) -> LiveService:
     """A new instance in `data_dir` (admin, issuer, verifier) served in-process on TinyDB with
-    `service.server.start(**options)`; the caller stops it with `live.running.stop()`."""
+    `service.hosting.server.start(**options)`; the caller stops it with `live.running.stop()`."""
     created, issuer, verifier = make_instance(data_dir)
     running = start(data_dir, **options)
     return LiveService(

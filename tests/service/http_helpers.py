@@ -13,10 +13,16 @@ from typing import Any
 
 import httpx
 
-from service.config import ServiceConfig
+from service.composition.config import ServiceConfig
+from service.composition.instance import (
+    domain_for,
+    init_instance,
+    load_master_key,
+    make_config,
+    open_store,
+)
 from service.http.app import build_bottle
 from service.http.openapi import UNROUTED
-from service.instance import domain_for, init_instance, load_master_key, make_config, open_store
 from service.protocol.encoding import b64url_decode
 from service.protocol.errors import ErrorBody, ErrorCode
 

@@ -21,8 +21,8 @@ import segno
 import zxingcpp
 from PIL import Image
 
-from service.protocol import qr_symbol
-from service.protocol.badge import (
+from service.documents import qr_symbol
+from service.documents.badge import (
     REFERENCE_WIDTH,
     WIDTHS,
     BadgeError,
@@ -321,7 +321,7 @@ def test_bytes_are_a_pure_function_of_the_text_across_processes() -> None:
     """Deterministic bytes: a fresh interpreter (no caches, other hash seeds) draws the same."""
     url = _url(700)
     code = (
-        "import sys, hashlib; from service.protocol.badge import render_badge_png; "
+        "import sys, hashlib; from service.documents.badge import render_badge_png; "
         "print(hashlib.sha256(render_badge_png(sys.argv[1], 960)).hexdigest())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

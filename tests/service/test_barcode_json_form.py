@@ -13,7 +13,7 @@ import os
 import pytest
 
 from app.inputs.reading import read_input
-from app.verify_flow import is_payslip_code
+from app.verify.flow import is_payslip_code
 from service.protocol.barcode_text import (
     MAX_BARCODE_CHARS,
     BarcodeTextError,

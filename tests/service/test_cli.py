@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 
-from service.__main__ import main
+from service.cli.main import main
+from service.hosting.server import start
 from service.protocol.encoding import b64url_decode, b64url_encode
-from service.server import start
 from tests.commands import run_module
 from tests.factories import sealed_record
 from tests.oauth import fetch_token

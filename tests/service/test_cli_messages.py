@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from service.__main__ import main
+from service.cli.main import main
 from tests.commands import run_module
 
 

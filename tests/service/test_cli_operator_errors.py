@@ -168,7 +168,7 @@ def test_missing_postgresql_extra_says_which_extra_to_install(tmp_path: Path) ->
     """The import of psycopg fails exactly as on an install without the `postgres` extra."""
     code = (
         "import sys; sys.modules['psycopg'] = None; "
-        "from service.__main__ import main; sys.exit(main(sys.argv[1:]))"
+        "from service.cli.main import main; sys.exit(main(sys.argv[1:]))"
     )
     done = init_through(
         code, tmp_path, PAYSLIP_DATABASE_URL="postgresql://postgres@127.0.0.1:5432/x"
@@ -238,7 +238,7 @@ def test_an_unforeseen_failure_is_one_line_naming_the_log(tmp_path: Path) -> Non
     """No real input reaches this path once every known condition has its sentence, so the
     failure is provoked by replacing init with a function that raises."""
     code = (
-        "import sys, service.__main__ as m\n"
+        "import sys, service.cli.main as m\n"
         "def boom(*a, **k):\n    raise RuntimeError('internal detail')\n"
         "m.init_instance = boom\n"
         "sys.exit(m.main(sys.argv[1:]))"

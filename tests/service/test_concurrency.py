@@ -17,10 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
-from service.instance import open_store
+from service.composition.instance import open_store
+from service.hosting.server import Running, start
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_encode, new_reference
-from service.server import Running, start
 from service.storage.tinydb_store import TinyDBStore
 from tests.factories import AU_V1, sealed_with_iv
 from tests.oauth import fetch_token

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from service.instance import domain_for, load_master_key, offline_config, open_store
-from service.server import start
+from service.composition.instance import domain_for, load_master_key, offline_config, open_store
+from service.hosting.server import start
 from tests.factories import Sealed, sealed_record
 from tests.oauth import fetch_token
 from tests.service.conftest import make_instance

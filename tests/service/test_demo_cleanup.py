@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from service.server import start, start_demo
+from service.hosting.server import start, start_demo
 
 
 def test_stopping_a_demo_removes_its_directory() -> None:

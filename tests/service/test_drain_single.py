@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from service.instance import open_store
-from service.server import start
+from service.composition.instance import open_store
+from service.hosting.server import start
 from tests.factories import sealed_record
 from tests.service.test_cli import Serve, cli, token
 

@@ -1,4 +1,4 @@
-"""service/protocol/durable.py: atomic, durable file replacement as the TinyDB store, the pay-run
+"""service/files/durable.py: atomic, durable file replacement as the TinyDB store, the pay-run
 journal and the pay-run outputs use it. What matters to a user: whatever goes wrong while a new
 version is written (the writer fails, the disk refuses more bytes, the process is killed), the
 final name still holds the complete old file, and no half-written file ever appears under it."""
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from service.protocol.durable import atomic_writer, fsync_dir, replace_file, write_file
+from service.files.durable import atomic_writer, fsync_dir, replace_file, write_file
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = b"old complete content\n" * 100
@@ -78,7 +78,7 @@ CHILD_DISK_LIMIT = textwrap.dedent(
     """
     import resource, signal, sys
     from pathlib import Path
-    from service.protocol.durable import atomic_writer, replace_file, write_file
+    from service.files.durable import atomic_writer, replace_file, write_file
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a refused write raises EFBIG instead
     resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
@@ -121,7 +121,7 @@ CHILD_KILLED = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from service.protocol.durable import atomic_writer
+    from service.files.durable import atomic_writer
 
     target = Path(sys.argv[1])
     with atomic_writer(target) as handle:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from service import waitress_guard
+from service.hosting import waitress_guard
 from tests.factories import sealed_record
 from tests.service.conftest import LiveService
 

@@ -110,7 +110,8 @@ def test_batch_limit_is_10_mib(live: LiveService) -> None:
 def test_a_body_beyond_what_the_server_buffers_still_gets_the_json_413(
     live: LiveService,
 ) -> None:
-    """Bodies over waitress's own cap (service.server.MAX_WAITRESS_BODY, 32 MiB) are refused by
+    """Bodies over waitress's own cap (service.hosting.server.MAX_WAITRESS_BODY, 32 MiB) are
+    refused by
     waitress before the app runs; its error task is replaced so the answer is still the JSON
     error object with an X-Request-ID (PROTOCOL §6). The gunicorn workers answer the same."""
     body = b'{"records": ["' + b"x" * (40 * 1024 * 1024) + b'"]}'

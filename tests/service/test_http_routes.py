@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from service.composition.instance import make_config
 from service.http.openapi import UNROUTED, build_openapi
-from service.instance import make_config
 from service.protocol.errors import ErrorCode
 from tests.service.conftest import LiveService, start_live
 from tests.service.http_helpers import (

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from service.__main__ import main
-from service.network_address import is_loopback_url, loopback_warning
+from service.cli.main import main
+from service.hosting.network_address import is_loopback_url, loopback_warning
 from tests.app.test_payrun import good_row, write_csv
 from tests.service.conftest import make_instance
 from tests.service.test_cli import ROOT

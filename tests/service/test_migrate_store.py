@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.server import start
+from service.hosting.server import start
 from tests.commands import run_module
 from tests.factories import sealed_record
 from tests.oauth import token_body

@@ -36,10 +36,10 @@ from pypdf.generic import (
     TextStringObject,
 )
 
-from service.protocol.badge import encode_png_1bit, render_badge_png
+from service.documents.badge import encode_png_1bit, render_badge_png
+from service.documents.pdf_metadata import PdfError, read_payload_metadata, write_payload_metadata
+from service.documents.pdf_stamp import _badge, stamp_badge
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
-from service.protocol.pdf_metadata import PdfError, read_payload_metadata, write_payload_metadata
-from service.protocol.pdf_stamp import _badge, stamp_badge
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BASE = "https://verify.example.test"
@@ -329,8 +329,8 @@ def test_stamping_needs_no_lxml() -> None:
         "import sys; sys.modules['lxml'] = None\n"  # any import of lxml now fails
         "from pathlib import Path\n"
         "from tests.service.test_pdf_append import DATA, _broken_startxref, _record\n"
-        "from service.protocol.pdf_metadata import read_payload_metadata\n"
-        "from service.protocol.pdf_stamp import stamp_badge\n"
+        "from service.documents.pdf_metadata import read_payload_metadata\n"
+        "from service.documents.pdf_stamp import stamp_badge\n"
         "_, payload, png = _record()\n"
         "pdf = (DATA / 'payslip-objstm.pdf').read_bytes()\n"
         "for document in (pdf, _broken_startxref(pdf)):\n"

@@ -18,10 +18,10 @@ from PIL import Image
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import DecodedStreamObject, NameObject, RectangleObject
 
-from service.protocol.badge import render_badge_png
+from service.documents.badge import render_badge_png
+from service.documents.pdf_metadata import PdfError, read_payload_metadata, write_payload_metadata
+from service.documents.pdf_stamp import CORNERS, stamp_badge
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
-from service.protocol.pdf_metadata import PdfError, read_payload_metadata, write_payload_metadata
-from service.protocol.pdf_stamp import CORNERS, stamp_badge
 
 BASE = "https://verify.example.test"
 REF = "Zq9_-Ab3xYdefGHIjklMNO"

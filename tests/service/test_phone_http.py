@@ -12,12 +12,12 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from service.__main__ import main
+from service.cli.main import main
 from service.domain.clients import ClientRegistry
 from service.domain.errors import ServiceError
 from service.domain.pairing import PAIRING_TTL_SECONDS, Pairings
+from service.hosting.server import start
 from service.protocol.barcode_text import build_payload_v2
-from service.server import start
 from service.storage.tinydb_store import TinyDBStore
 from tests.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService, make_instance

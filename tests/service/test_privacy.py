@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
+from service.hosting.server import start
 from service.protocol.barcode_text import build_payload_v1
 from service.protocol.encoding import b64url_decode, b64url_encode, base32_encode
-from service.server import start
 from tests.factories import MARKER_ACCOUNT, MARKER_NAME, Sealed, build_body, sealed_record
 from tests.oauth import token_body
 from tests.service.conftest import make_instance

@@ -264,7 +264,7 @@ def test_a_rate_limited_request_makes_no_receipt(
 @pytest.mark.slow  # waits out the pool's wait for a connection
 @pytest.mark.tinydb_only  # its own server on its own database, which the test takes away
 def test_a_store_that_does_not_answer_makes_no_receipt(tmp_path: Any) -> None:
-    from service.server import start
+    from service.hosting.server import start
 
     with throwaway_database("pv_receipt") as database_url:
         instance = Instance.create(tmp_path / "data", database_url)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from service.composition.instance import make_config
 from service.domain.records import new_record
 from service.http.openapi import build_openapi
-from service.instance import make_config
 from service.protocol.errors import ErrorCode
 from service.protocol.pii_text import FORMATS, build_pii_text, parse_pii_text
 from service.protocol.schemas import (

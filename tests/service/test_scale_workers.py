@@ -178,7 +178,7 @@ def test_wsgi_entry_point_runs_under_gunicorn_from_the_environment(
     proc = subprocess.Popen(
         [
             *(str(gunicorn), "-k", "gthread", "-w", "2", "-b", f"127.0.0.1:{port}"),
-            *("--control-socket", str(tmp_path / "ctl"), "service.wsgi:application"),
+            *("--control-socket", str(tmp_path / "ctl"), "service.hosting.wsgi:application"),
         ],
         env=env,
         cwd=ROOT,

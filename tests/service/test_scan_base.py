@@ -10,8 +10,8 @@ import httpx
 import zxingcpp
 from PIL import Image
 
+from service.hosting.server import start
 from service.protocol.barcode_text import parse_barcode
-from service.server import start
 from tests.factories import build_body, sealed_record
 from tests.oauth import fetch_token
 from tests.service.conftest import make_instance

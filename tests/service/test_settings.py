@@ -1,4 +1,5 @@
-"""The one settings model (service/settings.py, issue 21): every `PAYSLIP_*` variable typed, with
+"""The one settings model (service/composition/settings.py, issue 21): every `PAYSLIP_*` variable
+typed, with
 a default and a line of help; read afresh at every call; a bad value is one line naming the
 variable at the command line; the README's table is the model's."""
 
@@ -13,9 +14,9 @@ from types import ModuleType
 import platformdirs
 import pytest
 
-from service.config import RateLimits, default_data_dir
-from service.settings import EnvSettings, SettingsError, read_settings, settings_table
-from service.slow_clients import SlowClientLimits
+from service.composition.config import RateLimits, default_data_dir
+from service.composition.settings import EnvSettings, SettingsError, read_settings, settings_table
+from service.hosting.slow_clients import SlowClientLimits
 from tests.commands import run_module
 from tests.service.test_cli import ROOT, assert_one_line_error
 
@@ -187,13 +188,14 @@ _OTHER_VARIABLE = re.compile(
 
 
 def test_no_product_code_reads_a_payslip_variable_around_the_model() -> None:
-    """Every product read goes through service/settings.py (tests and scripts may set them):
+    """Every product read goes through service/composition/settings.py (tests and scripts may set
+    them):
     the environment is touched elsewhere only for other programs' variables, named literally."""
     stray = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
         for package in ("service", "app")
         for path in sorted((ROOT / package).rglob("*.py"))
-        if path != ROOT / "service/settings.py"
+        if path != ROOT / "service/composition/settings.py"
         for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
         if _ENV_USE.search(line) and not _OTHER_VARIABLE.search(line)
     ]

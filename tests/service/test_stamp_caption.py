@@ -12,9 +12,9 @@ import zxingcpp
 from pypdf import PdfReader
 from pypdf.generic import ContentStream
 
-from app.issuer.badges import render_badge_png
+from service.documents.badge import render_badge_png
+from service.documents.pdf_stamp import CAPTION, CORNERS, MM, stamp_badge
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
-from service.protocol.pdf_stamp import CAPTION, CORNERS, MM, stamp_badge
 from tests.factories import blank_pdf
 
 REFERENCE = "WWWWmmmmQQQQ0000abcd_-"  # the widest characters a reference can hold

@@ -21,9 +21,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from app.api_client import ApiClient
-from service.server import Running, start_demo
-from service.tls import TlsError, pinned_client_context, server_context
+from app.api import ApiClient
+from service.hosting.server import Running, start_demo
+from service.hosting.tls import TlsError, pinned_client_context, server_context
 
 
 def self_signed(folder: Path, name: str = "verify.office.test") -> tuple[Path, Path]:

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.openapi import from_dict
 
+from service.composition.instance import make_config
 from service.http.openapi import build_openapi
-from service.instance import make_config
 from service.protocol.schemas import (
     SchemaValidationError,
     validate_register_and_build,

@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from service.domain.records import new_record
-from service.http.openapi import build_openapi
-from service.instance import (
+from service.composition.instance import (
     domain_for,
     init_instance,
     load_master_key,
@@ -21,6 +19,8 @@ from service.instance import (
     offline_config,
     open_store,
 )
+from service.domain.records import new_record
+from service.http.openapi import build_openapi
 from service.protocol import schemas
 from service.protocol.crypto import new_key
 from service.protocol.encoding import b64url_encode

@@ -19,9 +19,9 @@ from wsgiref.validate import validator
 
 import pytest
 
-from service.config import BodyLimits, ServiceConfig
+from service.composition.config import BodyLimits, ServiceConfig
+from service.composition.instance import domain_for, load_master_key, make_config, open_store
 from service.http.app import create_app
-from service.instance import domain_for, load_master_key, make_config, open_store
 from service.storage.port import Store, StoreUnavailable
 from tests.factories import build_body, sealed_record
 from tests.oauth import token_body

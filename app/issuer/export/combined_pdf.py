@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.files import unreadable
 from app.issuer.run.rows import PayrunFileError, RowInput
+from app.output.files import unreadable
 
 __all__ = [
     "SPLIT_DIR",

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from app.files import unreadable
 from app.issuer.run.rows import PayrunFileError
+from app.output.files import unreadable
 
 __all__ = ["EXPORT_SUFFIXES", "Table", "csv_dialect", "open_table", "sniff_encoding"]
 

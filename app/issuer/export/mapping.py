@@ -19,10 +19,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from app.files import unreadable
 from app.issuer.fields import spec_for_path
 from app.issuer.pii import FORMATS
 from app.issuer.run.rows import META_COLUMNS, PayrunFileError
+from app.output.files import unreadable
 from service.protocol.schemas import PAYSLIP_SCHEMAS
 
 __all__ = [

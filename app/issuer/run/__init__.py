@@ -12,5 +12,5 @@ Split by concern so each part can be read on its own:
 * `runner` (`PayRun`) drives them in the order that makes a run safe to kill at any moment.
 
 This package imports the HTTP client (through `runner`); the worker processes never import it:
-they load only `app.output_jobs` and `app.files`.
+they load only `app.output.jobs` and `app.output.files`.
 """

@@ -2,7 +2,8 @@
 
 Writing outputs is the slow part of a run, so it overlaps the next batch: `start` hands the
 batch's jobs to the `OutputPool` (`app.issuer.workers`, worker processes that import only
-`app.output_jobs` and `app.files`) and returns at once; `settle` is called right after the next
+`app.output.jobs` and `app.output.files`) and returns at once; `settle` is called right after the
+next
 batch is registered (or before anything that must follow this one) and waits for the files,
 makes them durable (fsync of each file and its folder), journals the acknowledgement and returns
 the window's results in file order. Only an acknowledged row counts as finished on a re-run, and
@@ -20,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.issuer.journal import RunJournal
-from app.issuer.output import OutputError
 from app.issuer.progress import Progress
 from app.issuer.row_status import RowStatus
 from app.issuer.run.journal_replay import Entry
 from app.issuer.run.results import RecordResult, RunSettings
-from app.issuer.sealing import build_payload_v2, build_scan_url_v2
 from app.issuer.workers import OutputDone, OutputJob, OutputPool, make_durable
 from app.issuer.workers import Pending as PendingJobs
+from app.output.files import OutputError
+from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
 from service.protocol.schemas import BatchResultItem
 
 __all__ = ["BatchOutputs", "Window"]

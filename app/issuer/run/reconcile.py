@@ -23,7 +23,8 @@ from app.issuer.row_status import RowStatus
 from app.issuer.run.journal_replay import Acked, Entry, Pending
 from app.issuer.run.results import RecordResult
 from app.issuer.run.rows import PayrunRow
-from app.issuer.sealing import SealedPii, new_reference, seal
+from service.protocol.encoding import new_reference
+from service.protocol.sealing import SealedPii, seal
 
 __all__ = ["Reconciled", "reconcile", "seal_row"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.issuer.badges import BADGE_WIDTH
 from app.issuer.export.mapping import ExportMapping
 from app.issuer.progress import Progress
 from app.issuer.row_status import RowStatus
+from service.documents.badge import BADGE_WIDTH
 
 __all__ = [
     "MAX_BATCH",

@@ -17,11 +17,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from app.issuer.badges import CORNERS
 from app.issuer.fields import FieldSpec, FormValues, ValueProblem, read_value, spec_for_path
 from app.issuer.pii import FORMATS, PiiTextError, build_pii_text, format_for_schema
 from app.issuer.records import check_payslip
 from app.issuer.run.stray_pii import stray_pii
+from service.documents.pdf_stamp import CORNERS
 from service.protocol.schemas import PAYSLIP_SCHEMAS
 
 __all__ = ["META_COLUMNS", "PayrunFileError", "PayrunRow", "RowInput", "RowProblem", "check_row"]

@@ -44,8 +44,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from app.api_client import ApiClient
-from app.api_errors import (
+from app.api import ApiClient
+from app.api.errors import (
     ApiError,
     Forbidden,
     InvalidResponse,
@@ -62,7 +62,6 @@ from app.issuer.export.combined_pdf import (
 )
 from app.issuer.journal import JournalError, RunJournal
 from app.issuer.journal import exists_in as journal_exists
-from app.issuer.output import atomic_writer, check_writable
 from app.issuer.progress import Progress
 from app.issuer.records import IssuerKey
 from app.issuer.row_status import RowStatus
@@ -81,6 +80,7 @@ from app.issuer.run.results import (
 from app.issuer.run.rows import PayrunRow, RowProblem
 from app.issuer.run.source import check_header, count_rows, read_payrun, read_raw_rows
 from app.issuer.workers import remove_stale_temporaries
+from app.output.files import atomic_writer, check_writable
 from service.protocol.schemas import BatchResultItem
 
 __all__ = ["REPORT_EVERY", "PayRun"]

@@ -27,7 +27,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.files import unreadable
 from app.issuer.export.formats import count_sheet_rows, csv_dialect, open_table, sniff_encoding
 from app.issuer.export.mapping import ExportMapping, is_target, resolve_headers
 from app.issuer.export.reader import read_export, read_export_raw
@@ -39,6 +38,7 @@ from app.issuer.run.rows import (
     RowProblem,
     check_row,
 )
+from app.output.files import unreadable
 
 __all__ = [
     "check_header",

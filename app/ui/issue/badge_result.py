@@ -15,15 +15,15 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
-from app.context import AppContext
-from app.issuer.badges import CORNERS, stamp_badge
 from app.issuer.messages import describe_error
-from app.issuer.output import atomic_write_bytes
 from app.issuer.records import IssuedPayslip
+from app.output.files import atomic_write_bytes
+from app.shell.context import AppContext
 from app.ui.folders import open_file, save_file
 from app.ui.issue.field_editor import compact_combo
 from app.ui.staff_style import label, section
 from app.ui.tasks import TaskRunner
+from service.documents.pdf_stamp import CORNERS, stamp_badge
 
 STAMP_SUFFIX = "-badge"
 _EMPTY_PREVIEW = "border:1px dashed #aab4c0;border-radius:8px;color:#5b6675;"

@@ -24,10 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api import ApiClient
 from app.api.fail_fast import issuer_client
 from app.api.probe import probe
-from app.api_client import ApiClient
-from app.context import AppContext
 from app.issuer.local_issuer import (
     LocalIssuer,
     load_local_issuer,
@@ -36,9 +35,10 @@ from app.issuer.local_issuer import (
     saved_address,
 )
 from app.issuer.records import IssuerKey
-from app.issuer.sealing import decode_key
+from app.shell.context import AppContext
 from app.ui.tasks import TaskRunner
-from service.network_address import is_loopback_url
+from service.hosting.network_address import is_loopback_url
+from service.protocol.sealing import decode_key
 
 DEMO_NAME = "Demo Payroll Pty Ltd"
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from PySide6.QtWidgets import QPushButton, QTableView, QWidget
 
-from app.context import AppContext
 from app.issuer.export.mapping import ExportMapping, MappingError
 from app.issuer.export.memory import remember_mapping
 from app.issuer.export.preview import ExportLook, look_at, preview_rows
 from app.issuer.messages import describe_error
+from app.shell.context import AppContext
 from app.ui.issue.payrun_columns import ExportColumns
 from app.ui.issue.payrun_files import PayRunFiles
 from app.ui.issue.payrun_progress import RunProgress

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import resources
-from app.context import AppContext
+from app.shell import resources
+from app.shell.context import AppContext
 from app.ui.folders import choose_folder, open_file
 from app.ui.staff_style import label, section
 

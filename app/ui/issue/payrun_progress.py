@@ -15,8 +15,7 @@ import time
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QVBoxLayout
 
-from app.issuer.progress import PhaseCount
-from app.issuer.runner import Progress
+from app.issuer.progress import PhaseCount, Progress
 from app.ui.staff_style import label
 
 SCALE = 1000

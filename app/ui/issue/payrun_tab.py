@@ -1,6 +1,6 @@
 """The "Pay run from a file" tab: check a CSV/JSON file, register it, watch it progress.
 
-The work runs in `app.issuer.runner` on a worker thread; this tab starts, stops and reports it
+The work runs in `app.issuer.run` on a worker thread; this tab starts, stops and reports it
 and streams the per-row results into a table. The Files panel is `payrun_files`, the bar and
 its figures (determinate through every phase: checking, registering, badges, PDFs) are
 `payrun_progress`. Stop leaves a resumable run: starting it again with the same output folder
@@ -28,19 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.context import AppContext
 from app.issuer.messages import describe_error
-from app.issuer.payrun import PayrunRow, RowProblem, count_rows, read_payrun
-from app.issuer.progress import PhaseCount
-from app.issuer.runner import (
-    MAX_BATCH,
-    PayRun,
-    Progress,
-    RunCancelled,
-    RunInterrupted,
-    RunSettings,
-    RunSummary,
-)
+from app.issuer.progress import PhaseCount, Progress
+from app.issuer.run.results import MAX_BATCH, RunCancelled, RunInterrupted, RunSettings, RunSummary
+from app.issuer.run.rows import PayrunRow, RowProblem
+from app.issuer.run.runner import PayRun
+from app.issuer.run.source import count_rows, read_payrun
+from app.shell.context import AppContext
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_columns import ExportColumns
 from app.ui.issue.payrun_export import ExportColumnsFlow

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from app.context import AppContext
+from app.shell.context import AppContext
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_tab import PayRunTab
 from app.ui.issue.single import SinglePayslipTab

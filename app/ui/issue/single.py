@@ -28,10 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.context import AppContext
 from app.issuer.examples import CURRENCY, example_employee, example_payslip
 from app.issuer.messages import describe_error, resend_helps
-from app.issuer.payrun import stray_pii
 from app.issuer.pii import PiiTextError, format_for_schema
 from app.issuer.records import (
     IssuedPayslip,
@@ -40,6 +38,8 @@ from app.issuer.records import (
     issue_service_managed,
     register_prepared,
 )
+from app.issuer.run.stray_pii import stray_pii
+from app.shell.context import AppContext
 from app.ui.issue.badge_result import BadgeResult, stamped_pdf_name
 from app.ui.issue.employee import PiiForm
 from app.ui.issue.form import PayslipForm, ScrollBody

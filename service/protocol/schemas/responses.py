@@ -166,7 +166,8 @@ class PayslipView(WireModel):
     it on every verification would cost time on the hottest path, could turn a record registered
     under an older rule into a failed check, and a client would refuse a schema version newer than
     itself instead of showing it. The app reads it field by field across all versions
-    (`app.presentation`: v1 `*_cents` integers, v2 decimal strings); a caller that wants a typed
+    (`app.verify.presentation`: v1 `*_cents` integers, v2 decimal strings); a caller that wants a
+    typed
     body validates it with `schemas.PAYSLIP_SCHEMAS[view.schema_id]`.
     """
 

@@ -31,13 +31,13 @@ import pytest
 from waitress.server import create_server
 
 from app.api import ApiClient
+from service.composition.instance import load_master_key, make_config, open_store
 from service.domain.clock import SystemClock
 from service.domain.errors import ServiceError
+from service.hosting.server import Running, bind, url_for
 from service.http.app import create_app
 from service.http.errors import error_headers, error_json
-from service.instance import load_master_key, make_config, open_store
 from service.protocol.errors import ErrorCode
-from service.server import Running, bind, url_for
 from tests.factories import Sealed, sealed_record
 from tests.service.conftest import make_instance
 

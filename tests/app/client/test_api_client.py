@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.api_client import (
+from app.api import (
     ApiClient,
     ApiError,
     Forbidden,
@@ -27,8 +27,8 @@ from app.api_client import (
     ServiceUnreachable,
     Unauthorized,
 )
-from app.context import verifier_client
-from service.config import RateLimits
+from app.shell.context import verifier_client
+from service.composition.config import RateLimits
 from tests.app.client.faults import (
     BUILD,
     REGISTER,
@@ -438,7 +438,7 @@ def test_the_services_own_rate_limit_beyond_the_deadline_is_not_waited_for(
 def test_the_desk_says_cannot_verify_within_its_deadline_when_the_service_hangs(
     live: Live, registered: Sealed, stuck: str
 ) -> None:
-    """app.context.verifier_client (4 s deadline) against a service that accepts and never
+    """app.shell.context.verifier_client (4 s deadline) against a service that accepts and never
     answers in time: the verify screen shows CANNOT VERIFY, it does not wait 30 s."""
     client = verifier_client(
         live.auth_url, live.verifier["client_id"], live.verifier["client_secret"], live.verifier_url

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from app.api_client import (
+from app.api import (
     ApiClient,
     ApiError,
     Conflict,

@@ -1,0 +1,1 @@
+"""Verification receipts (PROTOCOL §11): checking one, and the printable records that hold them."""

@@ -1,0 +1,202 @@
+"""Checking a verification receipt (PROTOCOL §11) and saying what it proves, in words.
+
+A receipt is a compact JWS signed by the verification service. It is checked with the service's
+published keys (a JWKS: a saved file, or fetched from the service) and a standard JOSE library
+(PyJWT): never by trusting the receipt's own `iss`, since anyone can write any URL there.
+
+Three outcomes, as `python -m app receipt check` exits: genuine (0), altered or not a receipt
+(1: the signature fails, the header is not a receipt's, or the claims are not a receipt's), and
+cannot check (2: no published key has the receipt's `kid`, or the keys cannot be had). Qt-free:
+the CLI, the verify screen and the record PDF all use it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import jwt
+from pydantic import ValidationError
+
+from app.verify.presentation import long_date, money
+from app.verify.verdicts import meaning_of
+from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
+from service.protocol.vocabulary import RecordStatus
+
+JWKS_PATH = "/.well-known/jwks.json"
+_JWS = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
+MAX_RECEIPT_CHARS = 8192
+
+State = Literal["genuine", "altered", "cannot_check"]
+EXIT_STATUS: dict[State, int] = {"genuine": 0, "altered": 1, "cannot_check": 2}
+
+
+class ReceiptError(Exception):
+    """The receipt or the keys cannot be had; the message is one plain line."""
+
+
+def looks_like_receipt(text: str) -> bool:
+    """A compact JWS whose header says it is a receipt (not checked: see `check_receipt`)."""
+    text = text.strip()
+    if len(text) > MAX_RECEIPT_CHARS or not _JWS.match(text):
+        return False
+    try:
+        return jwt.get_unverified_header(text).get("typ") == RECEIPT_TYPE
+    except jwt.PyJWTError:
+        return False
+
+
+def receipt_in(payloads: list[str]) -> str | None:
+    """The first receipt among the texts one input yielded (a record's QR, a .jws file)."""
+    return next((p.strip() for p in payloads if looks_like_receipt(p)), None)
+
+
+def receipts_in(texts: list[str]) -> list[str]:
+    """Every distinct receipt among the texts one input yielded, in order (an applicant's
+    record carries one per payslip)."""
+    return list(dict.fromkeys(t.strip() for t in texts if looks_like_receipt(t)))
+
+
+@dataclass(frozen=True)
+class ReceiptCheck:
+    state: State
+    reason: str
+    """Why, in one plain sentence."""
+    claims: ReceiptClaims | None = None
+    """The claims, only when the receipt is genuine."""
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.state]
+
+
+def check_receipt(receipt: str, jwks: dict[str, Any]) -> ReceiptCheck:
+    """Check `receipt` against the published keys `jwks` (a JWKS object)."""
+    text = receipt.strip()
+    if not _JWS.match(text):
+        return ReceiptCheck("altered", "This is not a verification receipt.")
+    try:
+        header = jwt.get_unverified_header(text)
+    except jwt.PyJWTError:
+        return ReceiptCheck("altered", "This receipt is damaged: its header cannot be read.")
+    if header.get("typ") != RECEIPT_TYPE or header.get("alg") != "EdDSA":
+        return ReceiptCheck("altered", "This is a signed token, but not a verification receipt.")
+    kid = header.get("kid")
+    key = _key(jwks, kid)
+    if key is None:
+        return ReceiptCheck(
+            "cannot_check",
+            "None of the keys given was used to sign this receipt: check it against the keys "
+            "of the service that made it.",
+        )
+    try:
+        claims = jwt.decode(
+            text,
+            key,
+            algorithms=["EdDSA"],
+            options={"require": ["iss", "iat", "jti"], "verify_iat": False},
+        )
+    except jwt.InvalidSignatureError:
+        return ReceiptCheck(
+            "altered", "The signature does not match: this receipt was altered or forged."
+        )
+    except jwt.PyJWTError:
+        return ReceiptCheck("altered", "This receipt is damaged or incomplete.")
+    try:
+        parsed = ReceiptClaims.model_validate(claims)
+    except ValidationError:
+        return ReceiptCheck("altered", "This receipt's contents are not a receipt's.")
+    return ReceiptCheck("genuine", "The verification service signed this receipt.", parsed)
+
+
+def _key(jwks: dict[str, Any], kid: object) -> Any:
+    if not isinstance(kid, str):
+        return None
+    for entry in jwks.get("keys", []) if isinstance(jwks, dict) else []:
+        if isinstance(entry, dict) and entry.get("kid") == kid:
+            try:
+                return jwt.PyJWK.from_dict(entry, algorithm="EdDSA").key
+            except jwt.PyJWTError:
+                return None
+    return None
+
+
+def load_jwks(source: str) -> dict[str, Any]:
+    """A JWKS from a file, a JWKS URL, or a service's base URL (its well-known JWKS)."""
+    if source.startswith(("http://", "https://")):
+        url = source if source.rstrip("/").endswith(".json") else source.rstrip("/") + JWKS_PATH
+        try:
+            reply = httpx.get(url, timeout=10, follow_redirects=True)
+        except httpx.HTTPError:
+            raise ReceiptError(f"the service's keys could not be fetched from {url}") from None
+        if reply.status_code != 200:
+            raise ReceiptError(f"{url} answered {reply.status_code}, not the service's keys")
+        text = reply.text
+    else:
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise ReceiptError(f"{Path(source).name} cannot be read") from None
+    try:
+        jwks = json.loads(text)
+    except ValueError:
+        raise ReceiptError("the keys given are not a JWKS (JSON)") from None
+    if not isinstance(jwks, dict) or not isinstance(jwks.get("keys"), list):
+        raise ReceiptError("the keys given are not a JWKS (no list of keys)")
+    return jwks
+
+
+# --- in words ---------------------------------------------------------------------------------
+
+
+def verdict_words(claims: ReceiptClaims) -> tuple[str, str]:
+    """The verdict the receipt records (VERIFIED / NOT VERIFIED) and why, in plain words."""
+    if claims.verified:
+        reason = "VERIFIED"
+    elif claims.status == RecordStatus.REVOKED:
+        reason = "REVOKED"
+    else:
+        reason = claims.status
+    meaning = meaning_of(reason)
+    return ("VERIFIED" if claims.verified else "NOT VERIFIED"), meaning.words
+
+
+def made_at(claims: ReceiptClaims) -> str:
+    """When the check was made, in this computer's time zone."""
+    moment = datetime.fromtimestamp(claims.iat, UTC).astimezone()
+    return moment.strftime("%-d %b %Y %H:%M %Z").strip()
+
+
+def claim_lines(claims: ReceiptClaims) -> list[tuple[str, str]]:
+    """Every claim a reader needs, labelled, in reading order (no codes for people)."""
+    headline, words = verdict_words(claims)
+    lines = [("Verdict", f"{headline}: {words}"), ("Checked on", made_at(claims))]
+    lines.append(("Verifier client", claims.verifier))
+    if claims.issuer is not None:
+        lines.append(("Issuer", claims.issuer.name or claims.issuer.id))
+    if claims.sub:
+        lines.append(("Reference", claims.sub))
+    payslip = claims.payslip
+    if payslip is not None:
+        if payslip.period_end:
+            start = payslip.period_start
+            end = long_date(payslip.period_end)
+            lines.append(("Pay period", f"{long_date(start)} – {end}" if start else end))
+        if payslip.payment_date:
+            lines.append(("Payment date", long_date(payslip.payment_date)))
+        currency = payslip.currency or ""
+        for label, value in (("Gross pay", payslip.gross), ("Net pay", payslip.net)):
+            if value is not None:
+                lines.append((label, money(value, currency, cents=isinstance(value, int))))
+    if claims.employee_name:
+        lines.append(("Employee", claims.employee_name))
+    lines.append(("Service", claims.iss))
+    if claims.env != "production":
+        lines.append(("Environment", claims.env))
+    lines.append(("Receipt id", claims.jti))
+    return lines

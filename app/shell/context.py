@@ -1,0 +1,264 @@
+"""The app's composition root: settings, the embedded service (or a remote one) and API clients.
+
+Everything the screens need is built here once and passed in; nothing is a module global. The app
+reaches its own embedded service through the same HTTP API and client that a remote desk uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.api import ApiClient
+from app.api.fail_fast import issuer_client
+from app.api.probe import probe
+from app.issuer.local_issuer import adopt_stale_loopback
+from app.shell.settings import SecretStore, Settings
+from service.composition.config import default_data_dir
+from service.composition.demo import DemoInstance
+from service.composition.instance import is_initialised
+from service.hosting.network_address import ALL_INTERFACES, LOOPBACK_HOST, choose_port
+from service.hosting.server import Running, ensure_instance, start, start_demo
+from service.hosting.tls import pinned_client_context, server_context
+from service.protocol.schemas import IssuerCreated
+
+log = logging.getLogger("app.context")
+DESK_NAME = "This desk (embedded)"
+NETWORK = "network"
+"""`Settings.service_listen` for "this office network" (anything else: this computer only)."""
+
+VERIFY_DEADLINE = 4.0
+"""Seconds one verification may take in all (token, retries, backoff) before CANNOT VERIFY: the
+person at the desk hears "try again" within 5 s, not after 20 (issue 9)."""
+VERIFY_CONNECT_TIMEOUT = 1.5
+"""A reachable service accepts a connection in milliseconds; a dead host never does."""
+
+
+def verifier_client(
+    auth_url: str, client_id: str, secret: str, verifier_url: str, **own: Any
+) -> ApiClient:
+    """The desk's verifier client: short connect timeout and one short overall deadline.
+    `own`: `AppContext.own_options()` when it calls this computer's embedded service."""
+    return ApiClient(
+        auth_url,
+        client_id,
+        secret,
+        verifier_url=verifier_url,
+        timeout=VERIFY_DEADLINE,
+        connect_timeout=VERIFY_CONNECT_TIMEOUT,
+        deadline=VERIFY_DEADLINE,
+        **own,
+    )
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    secrets: SecretStore
+    verifier: ApiClient
+    service: Running | None = None
+    admin: ApiClient | None = None
+    issuer: ApiClient | None = None
+    issuer_info: IssuerCreated | None = None
+    """The demo issuer's credentials and key (demo mode only), as the service created them."""
+    demo: DemoInstance | None = None
+
+    @property
+    def environment(self) -> str:
+        if self.service is not None:
+            return self.service.config.environment
+        return self.settings.environment
+
+    @property
+    def service_url(self) -> str:
+        return self.service.url if self.service else self.settings.verifier_url
+
+    @property
+    def public_url(self) -> str:
+        """The address other computers and phones use (the embedded service's scan base)."""
+        if self.service is not None:
+            return self.service.config.public_url
+        return self.settings.verifier_url
+
+    def own_options(self) -> dict[str, Any]:
+        """ApiClient options for calling this computer's embedded service on its loopback
+        address: tokens for the office address, and its own certificate pinned under TLS."""
+        if self.service is None:
+            return {}
+        return own_options(self.service, self.settings)
+
+    def follow_service(self) -> None:
+        """After the embedded service restarted (perhaps on another port, office address or
+        certificate), point this app's own clients at it again."""
+        if self.service is None or self.demo is not None:
+            return
+        url, own = self.service.url, self.own_options()
+        old_verifier, old_admin = self.verifier, self.admin
+        self.verifier = old_verifier.moved_to(url, **own)
+        old_verifier.close()
+        if old_admin is not None:
+            self.admin = old_admin.moved_to(url, **own)
+            old_admin.close()
+
+    def close(self) -> None:
+        for client in (self.verifier, self.admin, self.issuer):
+            if client is not None:
+                client.close()
+        if self.service is not None:
+            self.service.stop()
+            self.service = None
+
+
+def _client(url: str, client_id: str, secret: str, **own: Any) -> ApiClient:
+    return issuer_client(url, client_id, secret, deadline=20.0, **own)
+
+
+def own_options(running: Running, settings: Settings) -> dict[str, Any]:
+    options: dict[str, Any] = {"audience": running.config.public_url}
+    if running.url.startswith("https://") and settings.tls_cert:
+        options["verify"] = pinned_client_context(settings.tls_cert)
+    return options
+
+
+def listen_host(settings: Settings) -> str:
+    return ALL_INTERFACES if settings.service_listen == NETWORK else LOOPBACK_HOST
+
+
+def start_embedded_service(
+    settings: Settings, directory: Path, environment: str | None = None
+) -> Running:
+    """Start this computer's service on its kept port (chosen and saved on the first start; if
+    another program took it since, the next free one is chosen and saved), listening where the
+    settings say, with the office address as its public URL and HTTPS when a certificate is set.
+    Addresses saved "for this computer" follow it whatever the port (app.issuer.local_issuer)."""
+    host = listen_host(settings)
+    tls = server_context(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
+    public = settings.scan_base.strip().rstrip("/") or None
+    port = settings.service_port or choose_port(host)
+
+    def launch(on: int) -> Running:
+        return start(
+            directory,
+            host,
+            on,
+            public_url=public,
+            environment=environment or settings.environment,
+            tls=tls,
+        )
+
+    try:
+        running = launch(port)
+    except OSError:
+        if not settings.service_port:
+            raise
+        moved = choose_port(host, port + 1)
+        log.warning("port %d is taken by another program; the service moves to %d", port, moved)
+        port = moved
+        running = launch(port)
+    if settings.service_port != port:
+        settings.service_port = port
+        with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
+            settings.save()
+    return running
+
+
+def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
+    """A fresh temporary instance with a demo issuer, verifier and sample payslips."""
+    running = start_demo()
+    demo = running.demo
+    assert demo is not None
+    url = running.url
+    created = running.created or {}
+    admin = None
+    if created:
+        admin = _client(url, created["admin_client_id"], created["admin_client_secret"])
+    return AppContext(
+        settings=settings,
+        secrets=secrets,
+        verifier=verifier_client(url, demo.verifier.client_id, demo.verifier.client_secret, url),
+        service=running,
+        admin=admin,
+        issuer=_client(url, demo.issuer.client_id, demo.issuer.client_secret),
+        issuer_info=demo.issuer,
+        demo=demo,
+    )
+
+
+def _embedded_dir(settings: Settings) -> Path:
+    return Path(settings.data_dir) if settings.data_dir else default_data_dir()
+
+
+def embedded_ready(settings: Settings, secrets: SecretStore) -> bool:
+    """True when this computer's embedded instance exists and has a desk verifier already, so
+    starting it creates nothing (``app verify`` must never initialise an empty instance)."""
+    directory = _embedded_dir(settings)
+    slot = f"instance:{directory.resolve()}"
+    return is_initialised(directory) and bool(secrets.get(f"{slot}:verifier_id"))
+
+
+def start_embedded_context(
+    settings: Settings, secrets: SecretStore, data_dir: Path | None = None
+) -> AppContext:
+    """The desk's own instance in its data directory, initialised on first run."""
+    directory = data_dir or _embedded_dir(settings)
+    slot = f"instance:{directory.resolve()}"
+    created = ensure_instance(directory)
+    if created is not None:
+        secrets.set(f"{slot}:admin_id", created["admin_client_id"])
+        secrets.set(f"{slot}:admin_secret", created["admin_client_secret"])
+    running = start_embedded_service(settings, directory)
+    try:
+        url = running.url
+        own = own_options(running, settings)
+        with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
+            adopt_stale_loopback(settings, url, lambda old: probe(old) is None)
+        admin = None
+        admin_id, admin_secret = (
+            secrets.get(f"{slot}:admin_id"),
+            secrets.get(f"{slot}:admin_secret"),
+        )
+        if admin_id and admin_secret:
+            admin = _client(url, admin_id, admin_secret, **own)
+        verifier_id = secrets.get(f"{slot}:verifier_id")
+        verifier_secret = secrets.get(f"{slot}:verifier_secret")
+        if not (verifier_id and verifier_secret):
+            if admin is None:
+                raise RuntimeError(
+                    "this data directory's admin credentials are not on this computer"
+                )
+            made = admin.admin_create_verifier(DESK_NAME)
+            verifier_id, verifier_secret = made.client_id, made.client_secret
+            secrets.set(f"{slot}:verifier_id", verifier_id)
+            secrets.set(f"{slot}:verifier_secret", verifier_secret)
+        return AppContext(
+            settings=settings,
+            secrets=secrets,
+            verifier=verifier_client(url, verifier_id, verifier_secret, url, **own),
+            service=running,
+            admin=admin,
+        )
+    except BaseException:
+        running.stop()
+        raise
+
+
+def start_remote_context(settings: Settings, secrets: SecretStore) -> AppContext:
+    secret = secrets.get(f"remote:{settings.client_id}") or ""
+    client = verifier_client(
+        settings.auth_url or settings.verifier_url,
+        settings.client_id,
+        secret,
+        settings.verifier_url,
+    )
+    return AppContext(settings=settings, secrets=secrets, verifier=client)
+
+
+def start_context(settings: Settings, secrets: SecretStore, demo: bool) -> AppContext:
+    if demo:
+        return start_demo_context(settings, secrets)
+    if settings.mode == "remote" and settings.verifier_url:
+        return start_remote_context(settings, secrets)
+    return start_embedded_context(settings, secrets)

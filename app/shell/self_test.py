@@ -1,0 +1,57 @@
+"""`python -m app --self-test`: start the embedded service (demo instance), render a sample badge
+image and stamp a sample PDF, read both back through the real pipeline and verify them."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
+
+from pypdf import PdfWriter
+
+from app.inputs.reading import read_input
+from app.shell.context import start_demo_context
+from app.shell.settings import SecretStore, Settings
+from app.verify.flow import verify_reading
+from service.documents.badge import render_badge_png
+from service.documents.pdf_stamp import stamp_badge
+
+
+def blank_pdf() -> bytes:
+    writer = PdfWriter()
+    writer.add_blank_page(595, 842)
+    buffer = BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def run() -> int:
+    started = time.perf_counter()
+    checks: list[tuple[str, bool]] = []
+    context = start_demo_context(Settings(), SecretStore(use_keyring=False))
+    try:
+        assert context.demo is not None
+        sample = next(s for s in context.demo.samples if not s.revoked)
+        with tempfile.TemporaryDirectory(prefix="payslip-selftest-") as folder:
+            badge = render_badge_png(sample.scan_url)
+            image = Path(folder) / "badge.png"
+            image.write_bytes(badge)
+            pdf = Path(folder) / "payslip.pdf"
+            pdf.write_bytes(stamp_badge(blank_pdf(), badge, sample.payload))
+            for name, path in (("badge image", image), ("stamped PDF", pdf)):
+                outcome = verify_reading(context.verifier, read_input(str(path)))
+                ok = outcome.state == "verified" and not outcome.disagreement
+                checks.append((name, ok))
+        checks.append(("service health", context.verifier.healthz(context.service_url)))
+    finally:
+        context.close()
+    for name, ok in checks:
+        print(f"{'PASS' if ok else 'FAIL'}  {name}")
+    passed = all(ok for _, ok in checks)
+    print(
+        f"self-test {'passed' if passed else 'FAILED'} in {time.perf_counter() - started:.1f} s",
+        file=sys.stdout,
+    )
+    return 0 if passed else 1

@@ -1,0 +1,181 @@
+"""From an input reading to a verdict: the one verification pipeline the GUI and the CLI share.
+
+Every outcome carries a *reason*, a key of the one table in :mod:`app.verify.verdicts`, which
+decides
+its verdict and its plain words. Texts that are not payslip codes are refused here, before
+anything is sent: a typo or a stray QR code gets no verdict (``state == "no_code"``).
+
+A PDF whose metadata and printed QR name different records is verified twice and reported as
+not verified (PROTOCOL §3), whatever each half says on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from app.api.errors import ApiError, unreachable_words
+from app.inputs.reading import InputReading
+from app.verify.presentation import shows_payslip_data, withheld_result
+from app.verify.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, Verdict, meaning_of
+from service.protocol.barcode_text import MAX_BARCODE_CHARS, BarcodeTextError, parse_barcode
+from service.protocol.schemas import VerificationResult
+
+State = Literal["verified", "not_verified", "cannot_verify", "no_code"]
+
+
+class Verifier(Protocol):
+    def verify_payload(self, barcode: str) -> VerificationResult: ...
+
+
+def is_payslip_code(text: str) -> bool:
+    """True when ``text`` is one of the barcode forms of PROTOCOL §3 (checked locally)."""
+    if not text.strip() or len(text) > MAX_BARCODE_CHARS:
+        return False
+    try:
+        parse_barcode(text)
+    except BarcodeTextError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One payload sent to the service: its result, or the error it got."""
+
+    result: VerificationResult | None = None
+    code: str | None = None
+    request_id: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one check ended. ``reason`` is a key of :data:`app.verify.verdicts.MEANINGS`, or of
+    :data:`app.verify.verdicts.INPUT_PROBLEMS` when there is no verdict (``detail`` may then say
+    more,
+    e.g. which file could not be read)."""
+
+    reason: str
+    attempts: list[Attempt] = field(default_factory=list)
+    disagreement: bool = False
+    detail: str | None = None
+
+    @property
+    def state(self) -> State:
+        if self.reason in INPUT_PROBLEMS:
+            return "no_code"
+        return self.meaning.verdict
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return None if self.reason in INPUT_PROBLEMS else self.meaning.verdict
+
+    @property
+    def meaning(self) -> Meaning:
+        return meaning_of(self.reason)
+
+    @property
+    def headline(self) -> str:
+        return "NOT A PAYSLIP CODE" if self.verdict is None else self.meaning.headline
+
+    @property
+    def explanation(self) -> str:
+        if self.verdict is None:
+            return self.detail or INPUT_PROBLEMS[self.reason]
+        if self.reason == "SERVICE_UNREACHABLE" and self.attempts and self.attempts[0].detail:
+            # How it failed and which address was tried ("refused", "did not answer in time").
+            return self.attempts[0].detail
+        return self.meaning.words
+
+    @property
+    def instruction(self) -> str:
+        return "" if self.verdict is None else self.meaning.instruction
+
+    @property
+    def exit_status(self) -> int:
+        """``python -m app verify``: 0 verified, 1 not verified, 2 cannot verify or bad input."""
+        return 2 if self.verdict is None else EXIT_STATUS[self.verdict]
+
+    @property
+    def result(self) -> VerificationResult | None:
+        """The result to show: the first one the service returned."""
+        return next((a.result for a in self.attempts if a.result is not None), None)
+
+    @property
+    def code(self) -> str | None:
+        """The first error code the service (or the client) reported, if any."""
+        return next((a.code for a in self.attempts if a.code), None)
+
+    @property
+    def request_id(self) -> str | None:
+        return next((a.request_id for a in self.attempts if a.request_id), None)
+
+    def as_json(self) -> dict[str, Any]:
+        """The CLI's --json output: for VERIFIED the result itself (plus the verdict); for any
+        other verdict only what `app.verify.presentation.shows_payslip_data` lets every output show
+        (reason, reference, status, issuer), for each code of a disagreeing PDF too; the code
+        and the verdict when the check failed."""
+        verdict = self.meaning.headline if self.verdict else None
+        if self.disagreement:
+            return {
+                "verified": False,
+                "verdict": verdict,
+                "reason": "CONFLICTING_CODES",
+                "results": [
+                    withheld_result(a.result) if a.result else {"code": a.code}
+                    for a in self.attempts
+                ],
+            }
+        if self.result is not None:
+            if shows_payslip_data(self.verdict):
+                return {**self.result.wire(), "verdict": verdict}
+            return {**withheld_result(self.result), "verdict": verdict, "reason": self.reason}
+        return {
+            "verdict": verdict,
+            "code": self.code or self.reason,
+            "request_id": self.request_id,
+        }
+
+
+def attempt(client: Verifier, payload: str) -> Attempt:
+    try:
+        return Attempt(result=client.verify_payload(payload))
+    except ApiError as exc:
+        return Attempt(
+            code=exc.code,
+            request_id=exc.request_id,
+            detail=unreachable_words(exc) or exc.message,
+        )
+
+
+def reason_of(first: Attempt) -> str:
+    """The table key for one service answer."""
+    if first.result is None:
+        return first.code or "API_ERROR"
+    return "VERIFIED" if first.result.verified else "REVOKED"
+
+
+def refusal(reading: InputReading) -> Outcome | None:
+    """The no-verdict outcome for a reading with no payslip code in it, else None."""
+    if not reading.payloads:
+        return Outcome("NO_CODE_FOUND")
+    if not any(is_payslip_code(p) for p in reading.payloads):
+        return Outcome("NOT_A_PAYSLIP_CODE")
+    return None
+
+
+def verify_payloads(client: Verifier, payloads: list[str], disagreement: bool = False) -> Outcome:
+    """Verify the payslip codes among ``payloads``; texts that are none are never sent."""
+    refused = refusal(InputReading(kind="text", payloads=payloads))
+    if refused is not None:
+        return refused
+    codes = [p for p in payloads if is_payslip_code(p)]
+    attempts = [attempt(client, p) for p in codes]
+    if disagreement:
+        return Outcome("CONFLICTING_CODES", attempts, disagreement=True)
+    return Outcome(reason_of(attempts[0]), attempts)
+
+
+def verify_reading(client: Verifier, reading: InputReading) -> Outcome:
+    return verify_payloads(client, reading.payloads, reading.disagreement)

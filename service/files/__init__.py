@@ -1,0 +1,1 @@
+"""Small file-system utilities both sides share (durable writes: temp file, fsync, rename)."""

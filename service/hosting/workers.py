@@ -1,0 +1,288 @@
+"""`serve --workers N`: a supervised multi-process server on gunicorn (gthread workers).
+
+Why gunicorn: it is the WSGI server operators already run, its master replaces a worker that
+dies, drains in-flight requests on SIGTERM (workers stop accepting, finish what they hold, then
+exit; SIGKILL only after `graceful_timeout`), and recycles workers after `max_requests` (with
+jitter, so they do not all restart at once). The choice against granian was measured
+(docs/deploy.md). The desktop app and Windows keep waitress (service/hosting/server.py).
+
+The socket is bound here, before gunicorn starts, and handed over as `fd://N`: `--port 0` then
+works and the public URL (token audiences, scan URLs) is known before any worker builds its app.
+Workers build the app after the fork (`build_application`), each with its own database pool and
+Redis connections. prometheus-client runs in multiprocess mode: `PROMETHEUS_MULTIPROC_DIR` is set
+to a fresh directory before anything imports it, and a dead worker's files are marked dead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+from gunicorn.http import parser as gunicorn_parser
+from gunicorn.workers.gthread import ThreadWorker
+
+from service.composition.settings import read_settings
+from service.hosting.wsgi import Settings
+
+log = logging.getLogger("service.workers")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    workers: int = 2
+    threads: int = 8
+    max_requests: int = 20_000
+    """Recycle a worker after this many requests (0: never); jitter adds up to 10 %."""
+    graceful_timeout: int = 30
+    """Seconds a worker gets on SIGTERM to finish in-flight requests before it is killed."""
+    timeout: int = 60
+    """A worker silent for this long (stuck) is killed and replaced."""
+    keepalive: int = 5
+
+
+class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
+    """gunicorn's gthread worker, minus two ways to fail a client's request.
+
+    On SIGTERM the gthread worker stops accepting but keeps its listening socket open until its
+    in-flight requests are done; connections the kernel completed meanwhile wait in the backlog
+    and are reset when the socket finally closes, after their clients sent a request. This worker
+    accepts (and serves) whatever is queued at that moment and closes its listener at once, so
+    later connections are refused before anything is sent, which a client or balancer can retry.
+
+    A request refused before its body was read (the batch limit's 503, a 401, a 429) leaves the
+    body on the socket. gunicorn then drains at most 64 KiB of it and closes the connection if
+    more is left, after answering `Connection: keep-alive`: the client's next request on that
+    connection (its retry after `Retry-After`) failed with "server disconnected". This worker
+    answers `Connection: close` whenever more than that is left unread (`_closing_unread`).
+
+    `serve --workers` runs its subclass `service.hosting.gunicorn_guard.GuardedThreadWorker`, which
+    also
+    reads whole requests before a thread takes them (slow clients); operators running gunicorn
+    themselves: `-k service.hosting.gunicorn_guard.GuardedThreadWorker`.
+    """
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        self.wsgi: Any = _closing_unread(self.wsgi)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        super().set_accept_enabled(enabled)
+        if enabled or self.alive:
+            return  # only the shutdown path drains
+        for listener in self.sockets:
+            while True:
+                before = self.nr_conns
+                self.accept(listener)
+                if self.nr_conns == before:
+                    break
+            with contextlib.suppress(OSError):
+                listener.close()
+
+
+_DRAINED = getattr(gunicorn_parser, "_DRAIN_MAX_BYTES", 64 * 1024)
+"""How much of an unread body gunicorn reads away to keep a connection (gunicorn 27: 64 KiB)."""
+
+
+def _body_left_unread(body: object) -> bool:
+    """Whether more of a request body is left on the socket than gunicorn would drain."""
+    reader = getattr(body, "reader", None)
+    length = getattr(reader, "length", None)
+    if isinstance(length, int):  # Content-Length: what is left of it
+        return length > _DRAINED
+    # Chunked or read-to-EOF: unknown size; left unread unless the reader reached the end.
+    return reader is not None and (
+        getattr(reader, "parser", None) is not None or getattr(reader, "finished", True) is False
+    )
+
+
+def _closing_unread(app: Any) -> Any:
+    """`app`, answering `Connection: close` when it left a large body unread (see
+    `DrainingThreadWorker`): the response tells the client the connection ends, so it sends its
+    next request on a new one. `start_response` is the gunicorn response's own method."""
+
+    def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+        result = app(environ, start_response)
+        close = getattr(getattr(start_response, "__self__", None), "force_close", None)
+        if close is not None and _body_left_unread(environ.get("wsgi.input")):
+            close()
+        return result
+
+    return wsgi
+
+
+class _Server(BaseApplication):  # type: ignore[misc]
+    def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
+        self._settings = settings
+        self._options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        from service.hosting.wsgi import build_application, configure_access_log
+
+        if self._settings.access_log:
+            configure_access_log()
+        return build_application(self._settings)
+
+
+def _when_ready(url: str) -> Any:
+    def hook(server: Any) -> None:
+        print(f"listening on {url}", flush=True)
+
+    return hook
+
+
+def _child_exit(server: Any, worker: Any) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+
+
+def _worker_exit(server: Any, worker: Any) -> None:
+    app = getattr(worker, "wsgi", None)
+    close = getattr(app, "close", None)
+    if close is not None:
+        close()
+
+
+def use_multiprocess_metrics() -> str:
+    """Point prometheus-client at a fresh directory; must run before it is first imported."""
+    if "prometheus_client" in sys.modules and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        raise RuntimeError("prometheus_client was imported before multiprocess mode was set")
+    metrics_dir = tempfile.mkdtemp(prefix="payslip-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    return metrics_dir
+
+
+def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metrics_dir: str) -> int:
+    """Run gunicorn on the bound, listening `sock` until it is stopped (SIGTERM: graceful)."""
+    os.set_inheritable(sock.fileno(), True)
+    settings = replace(
+        settings,
+        public_url=settings.public_url or url,
+        instance_id=settings.instance_id or f"{os.uname().nodename}:{uuid.uuid4().hex[:12]}",
+    )
+    config: dict[str, Any] = {
+        "bind": [f"fd://{sock.fileno()}"],
+        "workers": options.workers,
+        "worker_class": "service.hosting.gunicorn_guard.GuardedThreadWorker",
+        "threads": options.threads,
+        "max_requests": options.max_requests,
+        "max_requests_jitter": max(0, options.max_requests // 10),
+        "graceful_timeout": options.graceful_timeout,
+        "timeout": options.timeout,
+        "keepalive": options.keepalive,
+        "proc_name": "payslip-verify",
+        "control_socket_disable": True,  # one fixed path per user: two servers would collide
+        "accesslog": None,  # the app writes its own JSON access lines (service.http.metrics)
+        "errorlog": "-",
+        "loglevel": (read_settings().log_level or "info").lower(),
+        "preload_app": False,
+        "when_ready": _when_ready(url),
+        "child_exit": _child_exit,
+        "worker_exit": _worker_exit,
+    }
+    master = os.getpid()
+    try:
+        _Server(settings, config).run()
+    except SystemExit as stop:
+        return int(stop.code or 0)
+    finally:
+        # Workers are forked inside run() and leave it by SystemExit too: only the master may
+        # remove what every worker shares.
+        if os.getpid() == master:
+            with contextlib.suppress(OSError):
+                sock.close()
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+            sys.stdout.flush()
+    return 0
+
+
+def serve_cli(args: Any) -> int:
+    """`serve --workers N` (N > 1): refuse a setup that cannot share state, with one line each,
+    before binding or forking; then run gunicorn."""
+    from service.composition.instance import (
+        InstanceError,
+        check_instance,
+        data_dir_or_default,
+        resolve_store,
+    )
+
+    if args.demo:
+        raise InstanceError("--demo runs a single process; drop --workers")
+    store_kind, database_url = resolve_store(args.store, args.database_url)
+    if store_kind != "postgres":
+        raise InstanceError(
+            "--workers above 1 needs PostgreSQL: set PAYSLIP_DATABASE_URL "
+            "(or pass --store postgres --database-url URL)"
+        )
+    data_dir = data_dir_or_default(args.data_dir)
+    check_instance(data_dir, store_kind, database_url)  # the store and its key come first
+    env = read_settings()
+    redis_url = args.redis_url or env.redis_url
+    if not redis_url:
+        raise InstanceError(
+            "--workers above 1 needs Redis for limits shared by all workers: "
+            "pass --redis-url redis://HOST:6379/0 or set PAYSLIP_REDIS_URL"
+        )
+    check_redis(redis_url)
+    metrics_dir = use_multiprocess_metrics()
+    from service.hosting.server import bind, url_for
+
+    sock = bind(args.host, args.port)
+    url = url_for(sock)
+    settings = Settings(
+        data_dir=data_dir,
+        public_url=args.public_url or url,
+        store_kind=store_kind,
+        database_url=database_url,
+        redis_url=redis_url,
+        issuer_url=args.issuer_url,
+        verifier_url=args.verifier_url,
+        auth_url=args.auth_url,
+        environment=args.environment,
+        instance_id=env.instance_id,
+        redis_fail_closed=env.redis_fail_closed,
+        redis_prefix=env.redis_prefix,
+        access_log=env.access_log != "off",
+    )
+    options = WorkerOptions(
+        workers=args.workers,
+        threads=args.threads,
+        max_requests=args.max_requests,
+        graceful_timeout=args.graceful_timeout,
+    )
+    return serve(sock, url, settings, options, metrics_dir)
+
+
+def check_redis(url: str) -> None:
+    """A wrong or unreachable Redis URL at start is an operator mistake: one line, no start.
+    (Once running, an outage fails open instead: service/http/shared_limits.py.)"""
+    import redis
+
+    from service.composition.instance import InstanceError
+
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+    except ValueError:
+        raise InstanceError("the Redis URL is not valid; expected redis://HOST:PORT/DB") from None
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        raise InstanceError(
+            f"cannot reach Redis ({type(exc).__name__}); check --redis-url / PAYSLIP_REDIS_URL "
+            "and that the server is running"
+        ) from None
+    finally:
+        client.close()
