@@ -31,7 +31,7 @@ from app.inputs.reading import read_input  # noqa: E402
 from app.shell.context import start_demo_context  # noqa: E402
 from app.shell.settings import SecretStore, Settings  # noqa: E402
 from app.verify.flow import verify_reading  # noqa: E402
-from tests.applicant_payslips import APPLICANT, register_fortnights, write_inputs  # noqa: E402
+from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs  # noqa: E402
 
 TARGET = 2.5
 

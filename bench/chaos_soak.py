@@ -41,8 +41,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.factories import sealed_record  # noqa: E402
-from tests.service.cluster import read_listening, run_cli  # noqa: E402
+from testbed.cluster import read_listening, run_cli  # noqa: E402
+from testbed.factories import sealed_record  # noqa: E402
 
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), Path("/usr/bin"))
 ALLOWED_REFUSALS = {503, 429}

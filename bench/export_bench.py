@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.issuer import IssuerKey, new_reference, render_badge_png, seal
 from app.issuer.export.mapping import ExportMapping
 from app.issuer.run.source import read_payrun
-from tests.export_files import write_xlsx
+from testbed.export_files import write_xlsx
 
 OWN_HEADER = [
     "schema", "external_id", "pii.employee_name", "pii.position", "pii.bsb",

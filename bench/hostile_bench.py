@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.served import instance, serve, token  # noqa: E402
-from tests.factories import sealed_record  # noqa: E402
+from testbed.factories import sealed_record  # noqa: E402
 
 
 def rss_mib(pid: int) -> float:

@@ -66,7 +66,7 @@ from app.issuer import (
 )
 from service.hosting.server import start_demo
 from service.protocol.vocabulary import BatchItemStatus, PayslipSchema
-from tests.factories import blank_pdf
+from testbed.factories import blank_pdf
 
 PAYSLIPS = Path(__file__).resolve().parents[1] / "tests" / "data"
 HEADER = (

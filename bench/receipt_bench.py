@@ -26,7 +26,7 @@ from service.composition.instance import (
 )
 from service.domain.tokens import Principal
 from service.protocol.schemas import RegisterNonPiiRequest, VerifyRequest
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 
 
 def _per_call(work: object, calls: int) -> float:

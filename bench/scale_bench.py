@@ -47,8 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.served import interleaved_p50  # noqa: E402
 from service.protocol.vocabulary import BatchItemStatus, PayslipSchema  # noqa: E402
-from tests.factories import sealed_record  # noqa: E402
-from tests.service.cluster import REDIS_URL, Instance, throwaway_database, token  # noqa: E402
+from testbed.cluster import REDIS_URL, Instance, throwaway_database, token  # noqa: E402
+from testbed.factories import sealed_record  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 THREADS = "8"

@@ -21,7 +21,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.oauth import fetch_token  # noqa: E402
+from testbed.oauth import fetch_token  # noqa: E402
 
 PY = sys.executable
 QUIET_LIMITS = {

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.served import instance, interleaved_p50, serve, token  # noqa: E402
 from service.protocol import schemas  # noqa: E402
-from tests.factories import sealed_record  # noqa: E402
+from testbed.factories import sealed_record  # noqa: E402
 
 
 def start_server(

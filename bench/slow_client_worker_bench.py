@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.scale_bench import cpu_per_request, seed, start, stop, wrk  # noqa: E402
-from tests.service.cluster import Instance, throwaway_database, token  # noqa: E402
+from testbed.cluster import Instance, throwaway_database, token  # noqa: E402
 
 KINDS = ("gunicorn", "guarded")  # scale_bench's names: before, after
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.served import instance, serve, token  # noqa: E402
 from service.protocol.vocabulary import BatchItemStatus  # noqa: E402
-from tests.factories import Sealed, sealed_record  # noqa: E402
+from testbed.factories import Sealed, sealed_record  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

@@ -11,9 +11,9 @@ from pathlib import Path
 from app.api import ApiClient
 from app.shell.context import AppContext
 from service.documents.pdf_metadata import write_payload_metadata
-from tests.applicant_payslips import APPLICANT, register_fortnights, write_inputs
+from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs
+from testbed.factories import MARKER_ACCOUNT
 from tests.commands import run_module
-from tests.factories import MARKER_ACCOUNT
 
 
 def _run(args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:

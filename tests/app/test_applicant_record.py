@@ -28,15 +28,15 @@ from app.shell.context import AppContext
 from app.ui.applicant_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.schemas import RECEIPT_TYPE
+from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs
+from testbed.factories import MARKER_ACCOUNT
 from tests.app.test_applicant_screen import (  # noqa: F401 - the fixture
     _open,
     _shot,
     _wait_done,
     screen,
 )
-from tests.applicant_payslips import APPLICANT, register_fortnights, write_inputs
 from tests.commands import run_module
-from tests.factories import MARKER_ACCOUNT
 
 REVOKED_NAME = "Rita Revokedperson"
 REVOKED_GROSS = 777_777  # 7,777.77: must not be on the record

@@ -18,8 +18,8 @@ from app.shell.context import AppContext
 from app.ui.applicant_panel import ApplicantPanel
 from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen
-from tests.applicant_payslips import APPLICANT, register_fortnights, write_inputs
-from tests.factories import MARKER_ACCOUNT
+from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs
+from testbed.factories import MARKER_ACCOUNT
 
 pytestmark = pytest.mark.gui
 REVIEW = Path("/tmp/shots24")

@@ -21,8 +21,8 @@ from app.issuer.examples import example_employee, example_payslip
 from app.shell.context import AppContext
 from app.ui.issue.screen import IssueScreen
 from app.ui.tasks import TaskRunner
+from testbed.factories import blank_pdf
 from tests.app.shots import shoot
-from tests.factories import blank_pdf
 
 pytestmark = pytest.mark.gui
 AU = "au.payslip.v1"

@@ -33,8 +33,8 @@ from app.ui.issue.screen import IssueScreen
 from app.ui.issue.single import stamped_pdf_name
 from app.ui.tasks import TaskRunner
 from service.composition.demo import sample_records
+from testbed.factories import blank_pdf
 from tests.app.shots import shoot
-from tests.factories import blank_pdf
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[2]

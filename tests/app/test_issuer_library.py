@@ -51,7 +51,7 @@ from service.protocol.barcode_text import parse_barcode
 from service.protocol.crypto import decrypt, new_key
 from service.protocol.encoding import b64url_encode
 from service.protocol.sealing import EncryptionKeyError, decode_key
-from tests.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, SCHEMAS, blank_pdf
+from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, SCHEMAS, blank_pdf
 from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
 
 KEY = new_key()

@@ -14,7 +14,7 @@ from app.shell.context import AppContext
 from app.shell.gui import make_excepthook
 from app.ui import main_window as main_window_module
 from app.ui.main_window import MainWindow
-from tests.factories import MARKER_NAME
+from testbed.factories import MARKER_NAME
 
 
 def test_all_screens_are_reachable_and_demo_is_announced(

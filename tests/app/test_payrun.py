@@ -26,7 +26,7 @@ from app.issuer.run.rows import PayrunFileError, PayrunRow, RowProblem
 from app.issuer.run.source import read_payrun, read_text_rows
 from service.protocol.barcode_text import parse_barcode
 from service.protocol.schemas import BatchResultItem
-from tests.factories import blank_pdf
+from testbed.factories import blank_pdf
 from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[2]

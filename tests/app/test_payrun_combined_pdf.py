@@ -17,8 +17,8 @@ from app.api import ApiClient
 from app.issuer import IssuerKey, PayRun, RunSettings
 from app.issuer.export.combined_pdf import SPLIT_DIR, Person, assign_pages
 from app.issuer.export.mapping import ExportMapping
+from testbed.export_files import image_pdf, payslip_page_lines, text_pdf
 from tests.commands import run_module
-from tests.export_files import image_pdf, payslip_page_lines, text_pdf
 from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
 
 FIRST = [

@@ -16,8 +16,8 @@ from app.issuer.export.mapping import ExportMapping, load_mapping
 from app.issuer.export.suggest import suggest_for_file
 from app.issuer.run.rows import PayrunFileError, PayrunRow, RowProblem
 from app.issuer.run.source import count_rows, read_payrun
+from testbed.export_files import write_xlsx
 from tests.commands import run_module
-from tests.export_files import write_xlsx
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPORTS = ROOT / "resources" / "exports"

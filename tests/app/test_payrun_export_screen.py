@@ -23,7 +23,7 @@ from app.shell.settings import Settings
 from app.ui.issue.payrun_columns import NOT_PLACED
 from app.ui.issue.screen import IssueScreen
 from app.ui.tasks import TaskRunner
-from tests.export_files import payslip_page_lines, text_pdf
+from testbed.export_files import payslip_page_lines, text_pdf
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ from app.verify.verdicts import (
 )
 from service.protocol.errors import ErrorCode
 from service.protocol.schemas import EmployeePii, VerificationResult
-from tests.factories import AU_V1
+from testbed.factories import AU_V1
 
 
 @pytest.mark.parametrize(

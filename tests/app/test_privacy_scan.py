@@ -28,9 +28,9 @@ from app.ui.tasks import TaskRunner
 from app.ui.verify_screen import VerifyScreen
 from service.hosting.server import start
 from service.protocol.pii_text import build_pii_text
+from testbed.factories import NZ_V2 as FACTORY_NZ_V2
 from tests.app.test_payrun import issue_run_command
 from tests.commands import run_module
-from tests.factories import NZ_V2 as FACTORY_NZ_V2
 from tests.service.conftest import make_instance
 from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401
 

@@ -14,7 +14,7 @@ from app.ui.result_card import SLOW_TEXT, ResultCard
 from app.verify.flow import Attempt, Outcome
 from app.verify.presentation import error_message, timestamp
 from service.protocol.schemas import VerificationResult
-from tests.factories import AU_V1
+from testbed.factories import AU_V1
 
 pytestmark = pytest.mark.gui
 

@@ -44,7 +44,7 @@ from service.documents.badge import render_badge_png
 from service.documents.pdf_stamp import stamp_badge
 from service.protocol.barcode_text import build_payload_v2, parse_barcode
 from service.protocol.schemas import VerificationResult
-from tests.factories import blank_pdf
+from testbed.factories import blank_pdf
 
 pytestmark = pytest.mark.gui
 

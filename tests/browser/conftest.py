@@ -29,8 +29,8 @@ import zxingcpp
 from service.hosting import server as server_module
 from service.hosting.server import Running, start
 from service.protocol.pii_text import build_pii_text
-from tests.factories import AU_V2, build_body, sealed_record
-from tests.oauth import fetch_token
+from testbed.factories import AU_V2, build_body, sealed_record
+from testbed.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 CHROMIUM = os.environ.get("PAYSLIP_CHROMIUM", "/usr/bin/chromium")

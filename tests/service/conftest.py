@@ -45,7 +45,7 @@ from service.composition.instance import (
 )
 from service.hosting.server import Running, start
 from service.storage.port import Store
-from tests.oauth import fetch_token
+from testbed.oauth import fetch_token
 
 TINYDB = "tinydb"
 POSTGRES_4_WORKERS = "postgres-4-workers"
@@ -231,7 +231,7 @@ class SharedServer:
 
 @pytest.fixture(scope="module")
 def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedServer]:
-    from tests.service.cluster import Instance, Server, require_redis, throwaway_database
+    from testbed.cluster import Instance, Server, require_redis, throwaway_database
 
     require_redis()
     with throwaway_database() as database_url:
@@ -251,7 +251,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared
 def _drop_redis_keys(prefix: str) -> None:
     import redis
 
-    from tests.service.cluster import REDIS_URL
+    from testbed.cluster import REDIS_URL
 
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
     try:

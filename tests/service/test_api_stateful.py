@@ -19,7 +19,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 from schemathesis.openapi import from_dict
 
 from service.protocol.barcode_text import build_payload_v2
-from tests.factories import SCHEMAS, Sealed, sealed_record
+from testbed.factories import SCHEMAS, Sealed, sealed_record
 from tests.service.conftest import LiveService
 
 

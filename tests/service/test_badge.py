@@ -33,7 +33,7 @@ from service.documents.badge import (
 )
 from service.protocol.barcode_text import build_scan_url_v2, scan_url_prefix
 from service.protocol.encoding import b64url_encode, base32_encode
-from tests.factories import build_body, sealed_record
+from testbed.factories import build_body, sealed_record
 from tests.service.conftest import LiveService
 
 BASE = "https://verify.example.test"

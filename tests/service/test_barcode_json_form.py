@@ -21,7 +21,7 @@ from service.protocol.barcode_text import (
     parse_barcode,
 )
 from service.protocol.encoding import b64url_encode, base32_encode
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 

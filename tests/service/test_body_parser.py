@@ -14,7 +14,7 @@ from service.domain.errors import ServiceError
 from service.http import body
 from service.http.body import parse_json
 from service.protocol.encoding import b64url_encode
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 
 KEYS = st.sampled_from(['"a"', '"b"', '"a:b"', '"a\\u003ab"', '":"', '"\\u003a"', '"\\u00e9"'])
 """Raw key texts: few, so objects repeat keys often, and two of them spell one key two ways."""

@@ -23,9 +23,9 @@ import pytest
 from service.cli.main import main
 from service.hosting.server import start
 from service.protocol.encoding import b64url_decode, b64url_encode
+from testbed.factories import sealed_record
+from testbed.oauth import fetch_token
 from tests.commands import run_module
-from tests.factories import sealed_record
-from tests.oauth import fetch_token
 from tests.service.conftest import LiveService
 from tests.service.http_helpers import expect_new_issuer
 

@@ -22,8 +22,8 @@ from service.hosting.server import Running, start
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_encode, new_reference
 from service.storage.tinydb_store import TinyDBStore
-from tests.factories import AU_V1, sealed_with_iv
-from tests.oauth import fetch_token
+from testbed.factories import AU_V1, sealed_with_iv
+from testbed.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 THREADS = 16

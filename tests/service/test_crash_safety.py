@@ -17,8 +17,8 @@ import pytest
 
 from service.composition.instance import domain_for, load_master_key, offline_config, open_store
 from service.hosting.server import start
-from tests.factories import Sealed, sealed_record
-from tests.oauth import fetch_token
+from testbed.factories import Sealed, sealed_record
+from testbed.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 ROOT = Path(__file__).resolve().parents[2]

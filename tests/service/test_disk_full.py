@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.conftest import start_live
 
 

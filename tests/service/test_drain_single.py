@@ -24,7 +24,7 @@ import pytest
 
 from service.composition.instance import open_store
 from service.hosting.server import start
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.test_cli import Serve, cli, token
 
 DEADLINE = 60.0

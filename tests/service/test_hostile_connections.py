@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from service.hosting import waitress_guard
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.conftest import LiveService
 
 

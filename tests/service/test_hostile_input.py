@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 from tests.service.test_cli import Serve, cli, token

@@ -12,8 +12,8 @@ import pytest
 
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_decode, b64url_encode
-from tests.factories import Sealed, build_body, sealed_record
-from tests.oauth import token_body
+from testbed.factories import Sealed, build_body, sealed_record
+from testbed.oauth import token_body
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error, expect_new_issuer
 

@@ -19,8 +19,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.composition.instance import domain_for, load_master_key, make_config, open_store
+from testbed.factories import sealed_record
 from tests.commands import run_module
-from tests.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService, make_instance, start_live
 from tests.service.http_helpers import expect_error
 

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.factories import sealed_record
-from tests.oauth import token_body
+from testbed.factories import sealed_record
+from testbed.oauth import token_body
 from tests.service.conftest import BOTH_STORES, LiveService, start_live
 from tests.service.http_helpers import ISSUER, VERIFIER, api_routes, expect_error
 

@@ -17,7 +17,14 @@ import zxingcpp
 
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
 from service.protocol.encoding import b64url_decode, b64url_encode, new_reference
-from tests.factories import AU_V1, Sealed, build_body, sealed_payslip, sealed_record, sealed_with_iv
+from testbed.factories import (
+    AU_V1,
+    Sealed,
+    build_body,
+    sealed_payslip,
+    sealed_record,
+    sealed_with_iv,
+)
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 

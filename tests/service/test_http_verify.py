@@ -15,7 +15,7 @@ from service.protocol.barcode_text import (
     build_scan_url_v1_fragment,
 )
 from service.protocol.encoding import b64url_encode, base32_encode
-from tests.factories import AU_V1, NZ_V1, PII_FIELDS, Sealed, sealed_payslip, sealed_record
+from testbed.factories import AU_V1, NZ_V1, PII_FIELDS, Sealed, sealed_payslip, sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 

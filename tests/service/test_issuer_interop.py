@@ -21,7 +21,7 @@ from service.protocol.barcode_text import (
 )
 from service.protocol.encoding import b64url_encode, new_reference
 from service.protocol.pii_text import build_pii_text
-from tests.factories import NZ_V2, PII_FIELDS, build_body, sealed_record
+from testbed.factories import NZ_V2, PII_FIELDS, build_body, sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.factories import MARKER_ACCOUNT, MARKER_NAME, sealed_record
-from tests.service.cluster import Instance, Server, new_instance, token
+from testbed.cluster import Instance, Server, new_instance, token
+from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, sealed_record
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -113,7 +113,7 @@ def test_single_process_server_has_metrics_too(instance: Instance) -> None:
     import subprocess
     import sys
 
-    from tests.service.cluster import ROOT, read_listening
+    from testbed.cluster import ROOT, read_listening
 
     log = instance.data_dir / "single.log"
     with log.open("w") as errors:

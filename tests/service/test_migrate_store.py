@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from service.hosting.server import start
+from testbed.factories import sealed_record
+from testbed.oauth import token_body
 from tests.commands import run_module
-from tests.factories import sealed_record
-from tests.oauth import token_body
 from tests.service.conftest import LiveService
 from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401 - fixtures
 

@@ -14,7 +14,7 @@ from authlib.integrations.requests_client import OAuth2Session as AuthlibSession
 from oauthlib.oauth2 import BackendApplicationClient
 from requests_oauthlib import OAuth2Session as OauthlibSession
 
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.conftest import LiveService
 from tests.service.http_helpers import expect_error
 

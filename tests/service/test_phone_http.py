@@ -19,7 +19,7 @@ from service.domain.pairing import PAIRING_TTL_SECONDS, Pairings
 from service.hosting.server import start
 from service.protocol.barcode_text import build_payload_v2
 from service.storage.tinydb_store import TinyDBStore
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService, make_instance
 from tests.service.http_helpers import expect_error
 

@@ -21,8 +21,8 @@ import pytest
 from service.hosting.server import start
 from service.protocol.barcode_text import build_payload_v1
 from service.protocol.encoding import b64url_decode, b64url_encode, base32_encode
-from tests.factories import MARKER_ACCOUNT, MARKER_NAME, Sealed, build_body, sealed_record
-from tests.oauth import token_body
+from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, Sealed, build_body, sealed_record
+from testbed.oauth import token_body
 from tests.service.conftest import make_instance
 
 ROOT = Path(__file__).resolve().parents[2]

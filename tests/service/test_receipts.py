@@ -22,8 +22,8 @@ from psycopg import sql
 from service.domain import signing_keys
 from service.protocol.encoding import b64url_encode, base32_encode
 from service.protocol.schemas import RECEIPT_TYPE
-from tests.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, sealed_record
-from tests.service.cluster import ADMIN_DATABASE_URL, Instance, throwaway_database
+from testbed.cluster import ADMIN_DATABASE_URL, Instance, throwaway_database
+from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService, start_live
 from tests.service.http_helpers import expect_error
 from tests.service.test_cli import cli

@@ -27,8 +27,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.factories import sealed_record
-from tests.service.cluster import (
+from testbed.cluster import (
     Instance,
     Server,
     new_instance,
@@ -37,6 +36,7 @@ from tests.service.cluster import (
     token,
     unavailable,
 )
+from testbed.factories import sealed_record
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

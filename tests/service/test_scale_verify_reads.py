@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.factories import sealed_record
-from tests.service.cluster import Instance, Server, auth, registered, two_hosts, verify
+from testbed.cluster import Instance, Server, auth, registered, two_hosts, verify
+from testbed.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
 from tests.service.http_helpers import expect_error
 

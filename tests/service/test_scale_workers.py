@@ -22,8 +22,8 @@ import httpx
 import psycopg
 import pytest
 
-from tests.factories import sealed_record
-from tests.service.cluster import REDIS_URL, ROOT, Instance, Server, new_instance, registered, token
+from testbed.cluster import REDIS_URL, ROOT, Instance, Server, new_instance, registered, token
+from testbed.factories import sealed_record
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -12,8 +12,8 @@ from PIL import Image
 
 from service.hosting.server import start
 from service.protocol.barcode_text import parse_barcode
-from tests.factories import build_body, sealed_record
-from tests.oauth import fetch_token
+from testbed.factories import build_body, sealed_record
+from testbed.oauth import fetch_token
 from tests.service.conftest import make_instance
 
 

@@ -20,7 +20,7 @@ import pytest
 from service.domain.errors import ServiceError
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import RedisBatchSlots, SharedState
-from tests.service.cluster import (
+from testbed.cluster import (
     REDIS_URL,
     Instance,
     Server,

@@ -18,7 +18,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.domain import signing_keys
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 from tests.service.conftest import LiveService
 from tests.service.http_helpers import expect_error
 from tests.service.test_cli import cli

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.service.cluster import Instance, Server, new_instance, registered, token
+from testbed.cluster import Instance, Server, new_instance, registered, token
 
 HEADS = 300
 BODIES = 110

@@ -15,7 +15,7 @@ from pypdf.generic import ContentStream
 from service.documents.badge import render_badge_png
 from service.documents.pdf_stamp import CAPTION, CORNERS, MM, stamp_badge
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
-from tests.factories import blank_pdf
+from testbed.factories import blank_pdf
 
 REFERENCE = "WWWWmmmmQQQQ0000abcd_-"  # the widest characters a reference can hold
 

@@ -35,7 +35,7 @@ from service.storage.port import (
     StoreUnavailable,
 )
 from service.storage.postgres_store import SCHEMA_VERSION, PostgresStore
-from tests.service.cluster import throwaway_database
+from testbed.cluster import throwaway_database
 from tests.service.store_contract import StoreContract, run_threads
 
 pytestmark = pytest.mark.postgres

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.factories import sealed_record
-from tests.service.cluster import Instance, Server, auth, registered, two_hosts, verify
+from testbed.cluster import Instance, Server, auth, registered, two_hosts, verify
+from testbed.factories import sealed_record
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

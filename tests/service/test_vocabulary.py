@@ -25,7 +25,7 @@ from service.protocol import schemas
 from service.protocol.crypto import new_key
 from service.protocol.encoding import b64url_encode
 from service.protocol.vocabulary import BatchItemStatus, KeyState, PayslipSchema, RecordStatus
-from tests.factories import sealed_record
+from testbed.factories import sealed_record
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,8 @@ from service.composition.config import BodyLimits, ServiceConfig
 from service.composition.instance import domain_for, load_master_key, make_config, open_store
 from service.http.app import create_app
 from service.storage.port import Store, StoreUnavailable
-from tests.factories import build_body, sealed_record
-from tests.oauth import token_body
+from testbed.factories import build_body, sealed_record
+from testbed.oauth import token_body
 from tests.service.conftest import make_instance
 from tests.service.http_helpers import ADMIN, ISSUER, VERIFIER, api_routes
 

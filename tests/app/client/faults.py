@@ -38,7 +38,7 @@ from service.hosting.server import Running, bind, url_for
 from service.http.app import create_app
 from service.http.errors import error_headers, error_json
 from service.protocol.errors import ErrorCode
-from tests.factories import Sealed, sealed_record
+from testbed.factories import Sealed, sealed_record
 from tests.service.conftest import make_instance
 
 VERIFY = "/v1/verifications/payload"

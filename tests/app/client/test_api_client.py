@@ -29,6 +29,7 @@ from app.api import (
 )
 from app.shell.context import verifier_client
 from service.composition.config import RateLimits
+from testbed.factories import Sealed, build_body
 from tests.app.client.faults import (
     BUILD,
     REGISTER,
@@ -45,7 +46,6 @@ from tests.app.client.faults import (
     serving,
     token_requests,
 )
-from tests.factories import Sealed, build_body
 
 # --------------------------------------------------------------------------- tokens
 

@@ -35,6 +35,7 @@ from app.api import (
 )
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_encode, new_reference
+from testbed.factories import Sealed, build_body
 from tests.app.client.faults import (
     BATCH,
     BUILD,
@@ -49,7 +50,6 @@ from tests.app.client.faults import (
     service_error,
     token_requests,
 )
-from tests.factories import Sealed, build_body
 
 # ------------------------------------------------------------------------ idempotent registration
 

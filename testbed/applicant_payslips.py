@@ -13,7 +13,7 @@ from app.api import ApiClient
 from service.documents.badge import render_badge_png
 from service.documents.pdf_stamp import stamp_badge
 from service.protocol.pii_text import build_pii_text
-from tests.factories import AU_V1, PII_FIELDS, Sealed, blank_pdf, sealed_payslip
+from testbed.factories import AU_V1, PII_FIELDS, Sealed, blank_pdf, sealed_payslip
 
 APPLICANT = "Jane Smith"
 

@@ -28,7 +28,7 @@ import redis
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from tests.factories import Sealed, sealed_record
+from testbed.factories import Sealed, sealed_record
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_DATABASE_URL = os.environ.get(
