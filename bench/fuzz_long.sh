@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long form of tests/service/test_api_fuzz.py (issue 15's gate): schemathesis against a demo
+# The long form of tests/service/http/test_api_fuzz.py (issue 15's gate): schemathesis against a demo
 # server's /openapi.json with no token and with issuer, verifier and admin tokens, thousands of
 # generated cases per operation (default 5000; FUZZ_EXAMPLES overrides). Exits non-zero when any
 # run finds a server error or a response outside the documented schemas.

@@ -5,7 +5,7 @@
     python scripts/settings_table.py --check   # exit 1 when README.md's table is not the model's
 
 The model (service/composition/settings.py) is the one place a variable is defined; the README only shows
-it, so a variable added there reaches the README by `--write` and tests/service/test_settings.py
+it, so a variable added there reaches the README by `--write` and tests/service/composition/test_settings.py
 fails until it does.
 """
 

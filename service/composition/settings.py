@@ -3,7 +3,7 @@
 Why one model: the variables used to be read with `os.environ.get` in ten files, each with its
 own idea of what an empty value or a typo meant, and the README listed them by hand. Here each
 has a type, a default and one line of help; the README's table is printed from this model
-(`scripts/settings_table.py`, kept equal by tests/service/test_settings.py).
+(`scripts/settings_table.py`, kept equal by tests/service/composition/test_settings.py).
 
 `read_settings()` reads the environment afresh on every call: code that used to look at
 `os.environ` when it ran (a command starting, a worker building its app, the app opening its

@@ -29,10 +29,10 @@ from app.ui.verify_screen import VerifyScreen
 from service.hosting.server import start
 from service.protocol.pii_text import build_pii_text
 from testbed.factories import NZ_V2 as FACTORY_NZ_V2
-from tests.app.test_payrun import issue_run_command
+from tests.app.issuer.test_payrun import issue_run_command
 from tests.commands import run_module
 from tests.service.conftest import make_instance
-from tests.service.test_store_postgres import database_url, schema_url  # noqa: F401
+from tests.service.storage.test_store_postgres import database_url, schema_url  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKERS = {

@@ -1,0 +1,158 @@
+"""Standard OAuth client libraries get a token as they come (PROTOCOL §7, issue 26 item 8):
+HTTP Basic client authentication (RFC 6749 §2.3.1) beside body credentials, against a real
+server on loopback, then the token is used for a real verification."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+from urllib.parse import quote_plus
+
+import httpx
+import pytest
+from authlib.integrations.requests_client import OAuth2Session as AuthlibSession
+from oauthlib.oauth2 import BackendApplicationClient
+from requests_oauthlib import OAuth2Session as OauthlibSession
+
+from testbed.factories import sealed_record
+from tests.service.conftest import LiveService
+from tests.service.http.http_helpers import expect_error
+
+
+@pytest.fixture(autouse=True)
+def _loopback_http(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both libraries refuse plain http unless told; the server here is on loopback."""
+    monkeypatch.setenv("AUTHLIB_INSECURE_TRANSPORT", "1")
+    monkeypatch.setenv("OAUTHLIB_INSECURE_TRANSPORT", "1")
+
+
+def _verifies(live: LiveService, token: str) -> None:
+    """The token works where it is meant to: a registered payslip verifies with it."""
+    sealed = sealed_record(live.issuer["encryption_key"])
+    registered = live.post("/v1/registerNonPII", sealed.body, live.issuer_token())
+    assert registered.status_code == 201, registered.text
+    reply = live.verify(sealed.payload, token)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["verified"] is True
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
+def test_authlib_gets_a_token_with_either_method(live: LiveService, method: str) -> None:
+    client = live.verifier
+    with AuthlibSession(
+        client["client_id"], client["client_secret"], token_endpoint_auth_method=method
+    ) as session:
+        token = session.fetch_token(
+            f"{live.url}/oauth/token", grant_type="client_credentials", audience=live.url
+        )
+    assert token["token_type"] == "Bearer"
+    assert token["scope"] == "service:verifier"
+    _verifies(live, token["access_token"])
+
+
+def test_requests_oauthlib_gets_a_token_with_its_defaults(live: LiveService) -> None:
+    client = live.verifier
+    session = OauthlibSession(client=BackendApplicationClient(client_id=client["client_id"]))
+    with session:
+        token = session.fetch_token(
+            f"{live.url}/oauth/token",
+            client_id=client["client_id"],
+            client_secret=client["client_secret"],
+            audience=live.url,
+        )
+    _verifies(live, token["access_token"])
+
+
+def _basic(client_id: str, secret: str) -> dict[str, str]:
+    raw = f"{quote_plus(client_id)}:{quote_plus(secret)}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(raw).decode()}
+
+
+def _form(**fields: str) -> dict[str, Any]:
+    return {"grant_type": "client_credentials", **fields}
+
+
+def test_credentials_in_both_places_are_invalid_request(live: LiveService) -> None:
+    client = live.issuer
+    reply = httpx.post(
+        f"{live.url}/oauth/token",
+        data=_form(audience=live.url, client_secret=client["client_secret"]),
+        headers=_basic(client["client_id"], client["client_secret"]),
+    )
+    body = expect_error(reply, 400, "VALIDATION_FAILED")
+    assert body["error"] == "invalid_request"
+    assert "once" in body["detail"]
+
+
+def test_a_body_client_id_other_than_the_basic_one_is_invalid_request(
+    live: LiveService,
+) -> None:
+    client = live.issuer
+    reply = httpx.post(
+        f"{live.url}/oauth/token",
+        data=_form(audience=live.url, client_id=live.verifier["client_id"]),
+        headers=_basic(client["client_id"], client["client_secret"]),
+    )
+    assert expect_error(reply, 400, "VALIDATION_FAILED")["error"] == "invalid_request"
+
+
+def test_the_same_client_id_in_the_body_beside_basic_is_accepted(live: LiveService) -> None:
+    client = live.issuer
+    reply = httpx.post(
+        f"{live.url}/oauth/token",
+        data=_form(audience=live.url, client_id=client["client_id"]),
+        headers=_basic(client["client_id"], client["client_secret"]),
+    )
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["scope"] == "service:issuer"
+
+
+def test_a_wrong_basic_secret_is_invalid_client_challenged_with_basic(
+    live: LiveService,
+) -> None:
+    reply = httpx.post(
+        f"{live.url}/oauth/token",
+        data=_form(audience=live.url),
+        headers=_basic(live.issuer["client_id"], "not-the-secret"),
+    )
+    # RFC 6749 §5.2: the challenge names the scheme the client used (PROTOCOL §6's Bearer is
+    # for bearer-token routes and body credentials), so expect_error's Bearer check is not used.
+    assert reply.status_code == 401, reply.text
+    assert reply.json()["error"] == "invalid_client"
+    assert reply.json()["code"] == "UNAUTHORIZED"
+    assert reply.headers["WWW-Authenticate"].startswith("Basic ")
+
+
+def test_a_wrong_body_secret_keeps_the_bearer_challenge(live: LiveService) -> None:
+    """A Basic challenge would make a browser open its own sign-in box over the phone page."""
+    reply = httpx.post(
+        f"{live.url}/oauth/token",
+        json=_form(audience=live.url, client_id=live.issuer["client_id"], client_secret="nope"),
+    )
+    expect_error(reply, 401, "UNAUTHORIZED")
+    assert reply.headers["WWW-Authenticate"].startswith("Bearer ")
+
+
+@pytest.mark.parametrize(
+    "header", ["Basic !!!notbase64", "Basic " + base64.b64encode(b"no-colon").decode(), "Digest x"]
+)
+def test_a_malformed_authorization_header_is_invalid_request(
+    live: LiveService, header: str
+) -> None:
+    reply = httpx.post(
+        f"{live.url}/oauth/token",
+        data=_form(audience=live.url),
+        headers={"Authorization": header},
+    )
+    assert expect_error(reply, 400, "VALIDATION_FAILED")["error"] == "invalid_request"
+
+
+def test_a_wrong_audience_names_the_expected_one(live: LiveService) -> None:
+    reply = httpx.post(
+        f"{live.url}/oauth/token",
+        data=_form(audience="https://wrong.example"),
+        auth=(live.verifier["client_id"], live.verifier["client_secret"]),
+    )
+    body = expect_error(reply, 403, "FORBIDDEN")
+    assert body["error"] == "invalid_scope"
+    assert live.url in body["detail"]
