@@ -27,7 +27,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -175,8 +177,17 @@ def _settle(channel: HTTPChannel, fresh_may_wait: bool) -> bool:
 
 
 def _waiting_data(channel: HTTPChannel) -> bool:
+    sock = channel.socket
+    if isinstance(sock, ssl.SSLSocket):
+        # TLS allows no peeking (recv flags raise): bytes decrypted but unread, or on the wire.
+        if sock.pending():
+            return True
+        try:
+            return bool(select.select([sock], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False  # closed under us: nothing to answer
     try:
-        return bool(channel.socket.recv(1, socket.MSG_PEEK))
+        return bool(sock.recv(1, socket.MSG_PEEK))
     except (BlockingIOError, InterruptedError):
         return False
     except OSError:

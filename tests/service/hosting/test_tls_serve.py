@@ -92,6 +92,18 @@ def test_https_health_token_and_a_large_body(tls_service: tuple[Running, Path]) 
     assert answer.verified
 
 
+def test_a_stop_with_an_idle_kept_alive_tls_connection_drains_cleanly(tmp_path: Path) -> None:
+    """The drain looks at idle connections for a next request; on TLS it cannot peek at the
+    socket (the serving thread used to die with ValueError, an unhandled thread exception that
+    pytest turns into an error here)."""
+    cert_file, key_file = self_signed(tmp_path)
+    running = start_demo(tls=server_context(cert_file, key_file))
+    with httpx.Client(verify=pinned_client_context(cert_file)) as client:
+        assert client.get(running.url + "/healthz").status_code == 200
+        running.stop()  # the connection is still open and idle (keep-alive)
+    assert running.thread is not None and not running.thread.is_alive()
+
+
 def test_plain_http_to_the_tls_port_gets_no_answer(tls_service: tuple[Running, Path]) -> None:
     running, _ = tls_service
     with pytest.raises(httpx.HTTPError), httpx.Client() as client:
