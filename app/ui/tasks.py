@@ -11,9 +11,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 log = logging.getLogger("app.tasks")
+
+
+def _receiver_alive(callback: Callable[..., Any]) -> bool:
+    """False when `callback` is a method of a widget Qt has deleted meanwhile (a tab rebuilt or a
+    screen closed while its job ran): its late result has nowhere to go and must be dropped."""
+    owner = getattr(callback, "__self__", None)
+    return not isinstance(owner, QObject) or shiboken6.isValid(owner)
 
 
 class _Relay(QObject):
@@ -73,14 +81,14 @@ class TaskRunner(QObject):
         def finish(boxed: list[Any]) -> None:
             self._relays.discard(relay)
             self._jobs.pop(relay, None)
-            if not self._closed:
+            if not self._closed and _receiver_alive(on_done):
                 on_done(boxed[0])
 
         def fail(boxed: list[Exception]) -> None:
             exc = boxed[0]
             self._relays.discard(relay)
             self._jobs.pop(relay, None)
-            if self._closed:
+            if self._closed or not _receiver_alive(on_done):
                 return
             if on_error is not None:
                 on_error(exc)
