@@ -14,8 +14,10 @@ from service.domain.context import Domain, build_domain
 from service.domain.errors import ServiceError
 from service.http.environ import WsgiApp
 from service.http.errors import error_body, error_headers
+from service.http.handlers import Context
 from service.http.metrics import ObservedApp
 from service.http.middleware import RequestIdMiddleware
+from service.http.openapi import build_openapi
 from service.http.phone import add_phone_routes, browser_aware_not_found
 from service.http.pipeline import ApiPlugin
 from service.http.preflight import Preflight, build_preflight
@@ -56,8 +58,8 @@ def build_bottle(
             ),
         )
     )
-    add_routes(app, domain, config, shared)
-    pages = add_phone_routes(app, domain, config)
+    add_routes(app, Context(domain, config.body_limits, shared, build_openapi(config)))
+    pages = add_phone_routes(app, config)
     app.error_handler.update(
         {
             404: browser_aware_not_found(pages, _json_error(ErrorCode.NOT_FOUND, "no such path")),

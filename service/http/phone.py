@@ -1,4 +1,5 @@
-"""The phone page: what a badge's link opens (`/v`, `/v/<anything>`), its assets, and pairing.
+"""The phone page: what a badge's link opens (`/v`, `/v/<anything>`) and its assets. (Pairing a
+phone is API: `service.http.routes`.)
 
 The page is one HTML document, one stylesheet and one script module, all shipped inside the
 package (`service/http/phone_page/`) and read once at start-up: nothing comes from the data
@@ -23,12 +24,6 @@ from urllib.parse import urlsplit
 import bottle
 
 from service.composition.config import ServiceConfig
-from service.domain.context import Domain
-from service.http.inputs import no_body, pairing_redemption
-from service.http.pipeline import Call, Reply
-
-ADMIN = "service:admin"
-NO_STORE = (("Cache-Control", "no-store"),)
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -112,7 +107,7 @@ class PhonePages:
         self.assets = {name: Asset(_read(name), kind) for name, kind in ASSETS.items()}
 
 
-def add_phone_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) -> PhonePages:
+def add_phone_routes(app: bottle.Bottle, config: ServiceConfig) -> PhonePages:
     pages = PhonePages(config)
     plain = {"skip": ["payslip_api"]}
 
@@ -135,32 +130,6 @@ def add_phone_routes(app: bottle.Bottle, domain: Domain, config: ServiceConfig) 
     app.route("/v/", "GET", page, **plain)
     app.route("/v/<rest:path>", "GET", page, **plain)
     app.route("/assets/<name>", "GET", asset, **plain)
-
-    # --- pairing (service.domain.pairing) ----------------------------------------------------
-    def redeem(call: Call) -> Reply:
-        code, device_name = pairing_redemption(call.body)
-        return Reply(200, domain.pairings.redeem(code, device_name), NO_STORE)
-
-    def pair(call: Call) -> Reply:
-        no_body(call.body)
-        return Reply(201, domain.pairings.create(call.args["client_id"]), NO_STORE)
-
-    limits = config.body_limits
-    app.route(
-        "/v1/pairings/redeem",
-        "POST",
-        redeem,
-        token_ip_limit=True,
-        body_limit=limits.token,
-    )
-    app.route(
-        "/admin/v1/clients/<client_id>/pairings",
-        "POST",
-        pair,
-        scope=ADMIN,
-        body_limit=limits.admin,
-        optional_body=True,
-    )
 
     def security_headers() -> None:
         for key, value in BASE_HEADERS.items():

@@ -1,240 +1,308 @@
-"""The routes: each turns its body into a validated value (`service.http.inputs`), calls one
-domain function and hands its response model to the pipeline, which sends it."""
+"""The API's routes, each declared once: method and path, the handler (`service.http.handlers`),
+the models it takes and answers with, the error codes it can answer with, its scope and body
+limit, and its summary.
+
+Both the Bottle app's routing (`add_routes`) and the OpenAPI document's paths
+(`service.http.openapi`) are built from `ROUTES`, so the document cannot describe a route, a
+model or an error response the app does not have, nor miss one it has. The error codes are the
+protocol's (`service.protocol.errors.ErrorCode`, with their statuses and titles); a route names
+the ones it answers with, the document only lays them out.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-from urllib.parse import parse_qsl
-
 import bottle
 
-from service.composition.config import ServiceConfig
-from service.domain.context import Domain
-from service.domain.errors import ServiceError
-from service.domain.tokens import Principal
-from service.http.body import parse_json, read_body
-from service.http.client_auth import challenged, with_client_credentials
-from service.http.environ import OUTCOME_KEY
-from service.http.inputs import name_of, revocation_reason, validated
-from service.http.metrics import BATCH_RECORDS
-from service.http.openapi import build_openapi
-from service.http.pipeline import Call, Reply
-from service.http.shared_limits import SharedState
+from service.domain.clients import ROLE_SCOPES
+from service.http import handlers
+from service.http.handlers import Context
+from service.http.route import Route
 from service.protocol.errors import ErrorCode
 from service.protocol.schemas import (
-    BatchEnvelope,
+    BarcodeResult,
+    BatchRequest,
+    BatchResult,
+    ClientDisabled,
     HealthStatus,
+    IssuerCreated,
+    Jwks,
+    KeyCreated,
+    KeyRetired,
+    Overview,
+    PairedClient,
+    PairingOffer,
+    PairingRedeemRequest,
+    ReceiptResult,
     RegisterAndBuildRequest,
     RegisterNonPiiRequest,
+    RegistrationResult,
+    RevocationResult,
+    TokenRequest,
+    TokenResponse,
+    VerificationResult,
+    VerifierCreated,
     VerifyRequest,
 )
 
-ISSUER = "service:issuer"
-VERIFIER = "service:verifier"
-ADMIN = "service:admin"
-NO_STORE = (("Cache-Control", "no-store"),)
+ISSUER, VERIFIER, ADMIN = ROLE_SCOPES["issuer"], ROLE_SCOPES["verifier"], ROLE_SCOPES["admin"]
 
+E = ErrorCode
+COMMON: tuple[ErrorCode, ...] = (
+    E.UNAUTHORIZED,
+    E.FORBIDDEN,
+    E.PAYLOAD_TOO_LARGE,
+    E.UNSUPPORTED_MEDIA_TYPE,
+    E.RATE_LIMITED,
+    E.INTERNAL_ERROR,
+    E.SERVICE_UNAVAILABLE,
+)
+"""What any route behind a token may answer besides its own codes."""
 
-def _principal(call: Call) -> Principal:
-    assert call.principal is not None
-    return call.principal
+ANY_ROUTE: tuple[ErrorCode, ...] = (E.RATE_LIMITED, E.INTERNAL_ERROR)
+"""What even an open route answers: the IP limit, or a failure."""
 
+NOT_FOUND_TOO: tuple[ErrorCode, ...] = (E.VALIDATION_FAILED, E.SERVICE_REFERENCE_NOT_FOUND, *COMMON)
+"""A route whose path names something (a record, an issuer, a key, a client)."""
 
-def _token_params(limit: int) -> dict[str, Any]:
-    """JSON (spec) or form encoding (RFC 6749) for the token endpoint."""
-    environ = bottle.request.environ
-    media = environ.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
-    if media not in ("application/json", "application/x-www-form-urlencoded"):
-        raise ServiceError(
-            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-            "send application/json or application/x-www-form-urlencoded",
-            oauth_error="invalid_request",
-        )
-    raw = read_body(environ, limit)
-    if media == "application/json":
-        body = parse_json(raw)
-        if not isinstance(body, dict):
-            raise ServiceError(
-                ErrorCode.VALIDATION_FAILED,
-                "the body must be a JSON object",
-                oauth_error="invalid_request",
-            )
-        return body
-    try:
-        return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
-    except UnicodeDecodeError:
-        raise ServiceError(
-            ErrorCode.VALIDATION_FAILED,
-            "the body is not valid UTF-8",
-            oauth_error="invalid_request",
-        ) from None
+UNROUTED: dict[str, tuple[ErrorCode, str]] = {
+    "NotFound": (E.NOT_FOUND, "A path not in this document"),
+    "MethodNotAllowed": (E.METHOD_NOT_ALLOWED, "A method the path does not accept"),
+}
+"""`components.responses` for requests that reach no operation (a path not in this document, or
+a method the path does not accept): the same error object. A path parameter holding `/` matches
+no route either, so parameterised operations list NOT_FOUND beside their own 404
+(`Route.error_codes`)."""
 
-
-def add_routes(
-    app: bottle.Bottle,
-    domain: Domain,
-    config: ServiceConfig,
-    shared: SharedState | None = None,
-) -> None:
-    """`shared`: the Redis behind the limits of a multi-worker server, checked by /readyz."""
-    limits = config.body_limits
-
-    def route(path: str, method: str, handler: Callable[[Call], Reply], **options: Any) -> None:
-        app.route(path, method, handler, **options)
-
+ROUTES: tuple[Route, ...] = (
     # --- token endpoint ---------------------------------------------------------------------
-    def token(call: Call) -> Reply:
-        authorization = bottle.request.environ.get("HTTP_AUTHORIZATION")
-        params = with_client_credentials(_token_params(limits.token), authorization)
-        try:
-            return Reply(200, domain.tokens.grant(params), NO_STORE)
-        except ServiceError as error:
-            raise challenged(error, authorization) from None
-
-    def jwks(call: Call) -> Reply:
-        return Reply(200, domain.tokens.jwks())
-
-    route("/oauth/token", "POST", token, token_ip_limit=True, preflight_limit=limits.token)
-    route("/.well-known/jwks.json", "GET", jwks)
-
-    # --- issuer API -------------------------------------------------------------------------
-    def register_non_pii(call: Call) -> Reply:
-        request = validated(RegisterNonPiiRequest, call.body)
-        result, created = domain.registration.register_non_pii(_principal(call), request)
-        return Reply(201 if created else 200, result)
-
-    def register_batch(call: Call) -> Reply:
-        request = validated(BatchEnvelope, call.body)
-        result = domain.registration.register_batch(_principal(call), request)
-        BATCH_RECORDS.observe(len(result.results))
-        return Reply(200, result)
-
-    def register_and_build(call: Call) -> Reply:
-        request = validated(RegisterAndBuildRequest, call.body)
-        return Reply(201, domain.registration.register_and_build(_principal(call), request))
-
-    def revoke(call: Call) -> Reply:
-        reason = revocation_reason(call.body)
-        return Reply(
-            200, domain.revocation.revoke(_principal(call), call.args["reference"], reason)
-        )
-
-    route("/v1/registerNonPII", "POST", register_non_pii, scope=ISSUER, body_limit=limits.single)
-    route(
-        "/v1/registerNonPIIBatch",
+    Route(
         "POST",
-        register_batch,
-        scope=ISSUER,
-        body_limit=limits.batch,
-        batch=True,
-    )
-    route(
-        "/v1/registerAndBuildBarcode",
-        "POST",
-        register_and_build,
-        scope=ISSUER,
-        body_limit=limits.single,
-    )
-    route(
-        "/v1/records/<reference>/revoke",
-        "POST",
-        revoke,
-        scope=ISSUER,
-        body_limit=limits.admin,
-        optional_body=True,
-    )
-
+        "/oauth/token",
+        handlers.token,
+        "token",
+        "Exchange client credentials for an access token",
+        TokenResponse,
+        (E.VALIDATION_FAILED, *COMMON),
+        request=TokenRequest,
+        media=("application/json", "application/x-www-form-urlencoded"),
+        own_body="token",
+        token_ip_limit=True,
+    ),
+    Route(
+        "GET",
+        "/.well-known/jwks.json",
+        handlers.jwks,
+        "jwks",
+        "Public keys that sign access tokens",
+        Jwks,
+        (*ANY_ROUTE, E.SERVICE_UNAVAILABLE),
+    ),
     # --- verifier API -----------------------------------------------------------------------
-    def verify(call: Call) -> Reply:
-        result = domain.verification.verify_request(
-            validated(VerifyRequest, call.body), _principal(call).client_id
-        )
-        bottle.request.environ[OUTCOME_KEY] = "verified" if result.verified else "revoked"
-        return Reply(200, result, NO_STORE)
-
-    route(
+    Route(
+        "POST",
         "/v1/verifications/payload",
-        "POST",
-        verify,
+        handlers.verify,
+        "verifyPayload",
+        "Authenticate, decrypt and verify a barcode text",
+        VerificationResult,
+        (
+            E.VALIDATION_FAILED,
+            E.DECRYPTION_FAILED,
+            E.SERVICE_REFERENCE_NOT_FOUND,
+            E.KEY_VERSION_UNAVAILABLE,
+            *COMMON,
+        ),
+        request=VerifyRequest,
         scope=VERIFIER,
-        body_limit=limits.verify,
-        reads_client=True,  # with the record, in verify's one store read
-    )
-
-    def receipt(call: Call) -> Reply:
-        """verifyPayload's pipeline and checks, answered with a signed receipt (PROTOCOL §11)."""
-        issued = domain.receipts.issue(
-            validated(VerifyRequest, call.body), _principal(call).client_id
-        )
-        return Reply(200, issued, NO_STORE)
-
-    route(
-        "/v1/verifications/receipt",
-        "POST",
-        receipt,
-        scope=VERIFIER,
-        body_limit=limits.verify,
+        body="verify",
         reads_client=True,
-    )
-
+    ),
+    Route(
+        "POST",
+        "/v1/verifications/receipt",
+        handlers.receipt,
+        "verificationReceipt",
+        "Verify a barcode text as verifyPayload does and answer with a signed receipt "
+        "(also for a revoked, unknown or altered code)",
+        ReceiptResult,
+        (E.VALIDATION_FAILED, *COMMON),
+        request=VerifyRequest,
+        scope=VERIFIER,
+        body="verify",
+        reads_client=True,
+    ),
+    # --- issuer API -------------------------------------------------------------------------
+    Route(
+        "POST",
+        "/v1/registerNonPII",
+        handlers.register_non_pii,
+        "registerNonPII",
+        "Register one record; the caller builds the barcode",
+        RegistrationResult,
+        (E.VALIDATION_FAILED, E.CONFLICT, E.IV_REUSED, *COMMON),
+        statuses=(200, 201),
+        request=RegisterNonPiiRequest,
+        scope=ISSUER,
+        body="single",
+    ),
+    Route(
+        "POST",
+        "/v1/registerNonPIIBatch",
+        handlers.register_batch,
+        "registerNonPIIBatch",
+        "Register up to 1,000 records",
+        BatchResult,
+        (E.VALIDATION_FAILED, *COMMON),
+        request=BatchRequest,
+        scope=ISSUER,
+        body="batch",
+        batch=True,
+    ),
+    Route(
+        "POST",
+        "/v1/registerAndBuildBarcode",
+        handlers.register_and_build,
+        "registerAndBuildBarcode",
+        "Register one record and receive a PNG badge",
+        BarcodeResult,
+        (E.VALIDATION_FAILED, E.IV_REUSED, *COMMON),
+        statuses=(201,),
+        request=RegisterAndBuildRequest,
+        scope=ISSUER,
+        body="single",
+    ),
+    Route(
+        "POST",
+        "/v1/records/<reference>/revoke",
+        handlers.revoke,
+        "revokeRecord",
+        "Revoke one of the issuer's records",
+        RevocationResult,
+        NOT_FOUND_TOO,
+        scope=ISSUER,
+        body="admin",
+        optional_body=True,
+    ),
+    # --- pairing a phone (service.domain.pairing) -------------------------------------------
+    Route(
+        "POST",
+        "/admin/v1/clients/<client_id>/pairings",
+        handlers.pair,
+        "pairVerifier",
+        "A one-time link that gives a phone its own verifier credential",
+        PairingOffer,
+        NOT_FOUND_TOO,
+        statuses=(201,),
+        scope=ADMIN,
+        body="admin",
+        optional_body=True,
+    ),
+    Route(
+        "POST",
+        "/v1/pairings/redeem",
+        handlers.redeem,
+        "redeemPairing",
+        "Use a pairing code once: a new verifier client for this phone",
+        PairedClient,
+        (E.VALIDATION_FAILED, *(code for code in COMMON if code is not E.FORBIDDEN)),
+        request=PairingRedeemRequest,
+        body="token",
+        token_ip_limit=True,
+    ),
     # --- admin API --------------------------------------------------------------------------
-    def create_issuer(call: Call) -> Reply:
-        return Reply(201, domain.admin.create_issuer(name_of(call.body)), NO_STORE)
-
-    def create_verifier(call: Call) -> Reply:
-        return Reply(201, domain.admin.create_verifier(name_of(call.body)), NO_STORE)
-
-    def rotate_key(call: Call) -> Reply:
-        return Reply(201, domain.admin.rotate_key(call.args["issuer_id"]), NO_STORE)
-
-    def retire_key(call: Call) -> Reply:
-        return Reply(200, domain.admin.retire_key(call.args["key_version"]))
-
-    def disable_client(call: Call) -> Reply:
-        return Reply(200, domain.admin.disable_client(call.args["client_id"]))
-
-    def overview(call: Call) -> Reply:
-        return Reply(200, domain.admin.overview(), NO_STORE)
-
-    admin = {"scope": ADMIN, "body_limit": limits.admin}
-    route("/admin/v1/issuers", "POST", create_issuer, **admin)
-    route("/admin/v1/verifiers", "POST", create_verifier, **admin)
-    route("/admin/v1/issuers/<issuer_id>/keys", "POST", rotate_key, optional_body=True, **admin)
-    route("/admin/v1/keys/<key_version>/retire", "POST", retire_key, optional_body=True, **admin)
-    route(
-        "/admin/v1/clients/<client_id>/disable", "POST", disable_client, optional_body=True, **admin
-    )
-    route("/admin/v1/overview", "GET", overview, scope=ADMIN)
-
+    Route(
+        "POST",
+        "/admin/v1/issuers",
+        handlers.create_issuer,
+        "createIssuer",
+        "Create an issuer with credentials and a first key",
+        IssuerCreated,
+        (E.VALIDATION_FAILED, *COMMON),
+        statuses=(201,),
+        scope=ADMIN,
+        body="admin",
+    ),
+    Route(
+        "POST",
+        "/admin/v1/verifiers",
+        handlers.create_verifier,
+        "createVerifier",
+        "Create a verifier with credentials",
+        VerifierCreated,
+        (E.VALIDATION_FAILED, *COMMON),
+        statuses=(201,),
+        scope=ADMIN,
+        body="admin",
+    ),
+    Route(
+        "POST",
+        "/admin/v1/issuers/<issuer_id>/keys",
+        handlers.rotate_key,
+        "rotateKey",
+        "Rotate an issuer's key",
+        KeyCreated,
+        NOT_FOUND_TOO,
+        statuses=(201,),
+        scope=ADMIN,
+        body="admin",
+        optional_body=True,
+    ),
+    Route(
+        "POST",
+        "/admin/v1/keys/<key_version>/retire",
+        handlers.retire_key,
+        "retireKey",
+        "Retire a key version",
+        KeyRetired,
+        NOT_FOUND_TOO,
+        scope=ADMIN,
+        body="admin",
+        optional_body=True,
+    ),
+    Route(
+        "POST",
+        "/admin/v1/clients/<client_id>/disable",
+        handlers.disable_client,
+        "disableClient",
+        "Disable a client",
+        ClientDisabled,
+        NOT_FOUND_TOO,
+        scope=ADMIN,
+        body="admin",
+        optional_body=True,
+    ),
+    Route(
+        "GET",
+        "/admin/v1/overview",
+        handlers.overview,
+        "overview",
+        "Issuers, verifiers, clients, keys and record counts",
+        Overview,
+        COMMON,
+        scope=ADMIN,
+    ),
     # --- operations -------------------------------------------------------------------------
-    def healthz(call: Call) -> Reply:
-        return Reply(200, HealthStatus(status="ok"))
+    Route("GET", "/healthz", handlers.healthz, "healthz", "Liveness", HealthStatus, ANY_ROUTE),
+    Route(
+        "GET",
+        "/readyz",
+        handlers.readyz,
+        "readyz",
+        "Readiness: the store answers",
+        HealthStatus,
+        (*ANY_ROUTE, E.SERVICE_UNAVAILABLE),
+    ),
+    Route("GET", "/openapi.json", handlers.openapi, "openapi", "This document", None, ANY_ROUTE),
+)
+"""Every API route, in the order the OpenAPI document lists them."""
 
-    def readyz(call: Call) -> Reply:
-        if not domain.store.ping():
-            raise ServiceError(
-                ErrorCode.SERVICE_UNAVAILABLE,
-                "the store cannot read or write (database down, or the disk is full)",
-                retry_after=5,
-            )
-        if shared is None:
-            return Reply(200, HealthStatus(status="ready"))
-        if shared.ping():
-            return Reply(200, HealthStatus(status="ready", redis="ok"))
-        if shared.fail_closed:
-            raise ServiceError(
-                ErrorCode.SERVICE_UNAVAILABLE, "Redis does not answer", retry_after=5
-            )
-        # Failing open, the service works without Redis: taking every host out of the load
-        # balancer over it would turn a lost limit into an outage.
-        return Reply(200, HealthStatus(status="ready", redis="unreachable; limits fail open"))
 
-    document = build_openapi(config)
-
-    def openapi(call: Call) -> Reply:
-        return Reply(200, document)
-
-    route("/healthz", "GET", healthz)
-    route("/readyz", "GET", readyz)
-    route("/openapi.json", "GET", openapi)
+def add_routes(app: bottle.Bottle, context: Context) -> None:
+    """Route every declared route to its handler, with the options the pipeline reads."""
+    for route in ROUTES:
+        app.route(
+            route.path,
+            route.method,
+            route.bound(context),
+            **route.options(context.limits),
+        )

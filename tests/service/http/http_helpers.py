@@ -22,7 +22,7 @@ from service.composition.instance import (
     open_store,
 )
 from service.http.app import build_bottle
-from service.http.openapi import UNROUTED
+from service.http.routes import UNROUTED
 from service.protocol.encoding import b64url_decode
 from service.protocol.errors import ErrorBody, ErrorCode
 

@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from service.composition.instance import make_config
-from service.http.openapi import UNROUTED, build_openapi
+from service.http.openapi import build_openapi
+from service.http.routes import UNROUTED
 from service.protocol.errors import ErrorCode
 from tests.service.conftest import LiveService, start_live
 from tests.service.http.http_helpers import (

@@ -21,7 +21,9 @@ import pytest
 
 from service.composition.config import BodyLimits, ServiceConfig
 from service.composition.instance import domain_for, load_master_key, make_config, open_store
+from service.domain import signing_keys
 from service.http.app import create_app
+from service.http.openapi import build_openapi
 from service.storage.port import Store, StoreUnavailable
 from testbed.factories import build_body, sealed_record
 from testbed.oauth import token_body
@@ -398,6 +400,27 @@ def test_readiness_follows_the_store(inproc: InProcess) -> None:
     expect(reply, 503, "SERVICE_UNAVAILABLE")
     assert reply.headers["retry-after"].isdigit()
     assert inproc.call("GET", "/healthz").status == 200
+
+
+def test_the_open_routes_that_read_the_store_are_503_as_documented(
+    inproc: InProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token endpoint reads the client, the JWKS the signing keys (once per refresh
+    interval, every time here): with the store away both are 503, and the document says so."""
+    monkeypatch.setattr(signing_keys, "REFRESH_SECONDS", 0)
+    grant = token_body(inproc.verifier["client_id"], inproc.verifier["client_secret"], BASE)
+    inproc.real_store.close()
+    document = build_openapi(inproc.config)
+    for method, path, body in (
+        ("POST", "/oauth/token", grant),
+        ("GET", "/.well-known/jwks.json", None),
+    ):
+        reply = inproc.call(method, path, body)
+        expect(reply, 503, "SERVICE_UNAVAILABLE")
+        assert reply.headers["retry-after"].isdigit()
+        documented = document["paths"][path][method.lower()]["responses"]["503"]
+        codes = documented["content"]["application/json"]["schema"]["properties"]["code"]
+        assert codes["enum"] == ["SERVICE_UNAVAILABLE"], path
 
 
 def test_an_unexpected_error_is_500_without_internals(
