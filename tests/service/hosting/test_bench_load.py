@@ -15,7 +15,7 @@ import pytest
 
 from tests.service.conftest import LiveService
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _bench() -> ModuleType:
