@@ -1,8 +1,9 @@
-"""`python -m app issue-run` refusing to start (issue 21): each option mistake is one line on
-stderr and exit code 2, checked in a fixed order before any service is started or contacted.
+"""`python -m app issue-run` refusing to start or stopping (issue 21): each option mistake is one
+line on stderr and exit code 2, checked in a fixed order before any service is started or
+contacted; a service that cannot be reached stops the run with exit code 3.
 
-`app.issuer.cli.main` is split into option checks, connecting and running; this table pins every
-refusal and which one wins when several apply. Runs in-process: nothing here starts a service.
+`app.issuer.cli.main` is split into option checks, connecting and running; these tests pin every
+refusal, which one wins when several apply, and the stop. In-process: no service is started.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from app.issuer.cli import main
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
 
 @pytest.fixture
@@ -75,3 +78,20 @@ def test_a_run_that_cannot_start_says_why_in_one_line(
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"issue-run: {message}\n")
     assert not (place / "out").exists()
+
+
+def test_a_run_that_loses_its_service_stops_with_exit_3_and_says_how_to_resume(
+    place: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing listens on the discard port: the run stops part way (exit 3), not exit 2."""
+    (place / "run.csv").write_bytes((RESOURCES / "sample_payrun.csv").read_bytes())
+    key = "A" * 43  # 32 bytes of base64url text
+    argv = ["run.csv", "--out", "out", *REMOTE, "--encryption-key", key, "--quiet"]
+    assert main(argv) == 3
+    out, err = capsys.readouterr()
+    warning, stopped = err.splitlines()
+    assert out == ""
+    assert warning.startswith("issue-run: warning: http://127.0.0.1:9 is this computer's own")
+    assert stopped.startswith("issue-run: the service at http://127.0.0.1:9 refused the connect")
+    assert stopped.endswith("run again with the same output folder to resume")
+    assert (place / "out").is_dir()

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from app.issuer.run.json_source import json_array_items
 from app.issuer.run.rows import PayrunFileError, PayrunRow, RowInput, RowProblem, check_row
-from app.issuer.run.source import _csv_rows, _json_array_items
+from app.issuer.run.source import _csv_rows
 
 SCHEMAS = "au.payslip.v1, nz.payslip.v1, au.payslip.v2, nz.payslip.v2"
 CELLS = {
@@ -441,7 +442,7 @@ def test_json_array_items_whatever_the_read_size(
 ) -> None:
     """`expected`: (item, decoded) pairs, or the message of the PayrunFileError for a file that
     is no array at all."""
-    stream = _json_array_items(io.StringIO(text), read_size)
+    stream = json_array_items(io.StringIO(text), read_size)
     if isinstance(expected, str):
         with pytest.raises(PayrunFileError) as raised:
             list(stream)
