@@ -23,17 +23,20 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from pydantic import SecretStr
 
+from app.api.client import ApiClient
 from app.api.fail_fast import issuer_client
-from app.issuer.export.mapping import load_mapping
+from app.issuer.export.mapping import ExportMapping, load_mapping
 from app.issuer.journal import JournalError
 from app.issuer.progress import Progress
 from app.issuer.records import IssuerKey
-from app.issuer.run.results import MAX_BATCH, RunInterrupted, RunSettings
+from app.issuer.run.results import MAX_BATCH, RunInterrupted, RunSettings, RunSummary
 from app.issuer.run.rows import PayrunFileError
 from app.issuer.run.runner import PayRun
 from app.output.files import OutputError
@@ -140,111 +143,152 @@ def _suggest(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
-    if args.suggest_mapping:
-        return _suggest(args)
+class _CannotStart(Exception):
+    """The run cannot start (exit 2): the message is the one line the operator reads."""
+
+
+def _checked_options(args: argparse.Namespace) -> ExportMapping | None:
+    """The mapping to read the file with (None: today's layout), once every option is checked,
+    in a fixed order, before anything is started or contacted; the first mistake is raised."""
     if args.out is None:
-        return _fail("--out is required (the output folder)")
+        raise _CannotStart("--out is required (the output folder)")
     mapping = None
     if args.mapping is not None:
         try:
             mapping = load_mapping(args.mapping)
         except PayrunFileError as exc:
-            return _fail(str(exc))
+            raise _CannotStart(str(exc)) from None
     if args.combined_pdf is not None:
         if args.pdf_dir is not None:
-            return _fail("give either --pdf-dir or --combined-pdf, not both")
+            raise _CannotStart("give either --pdf-dir or --combined-pdf, not both")
         if not args.combined_pdf.is_file():
-            return _fail(f"--combined-pdf {args.combined_pdf} is not a file")
+            raise _CannotStart(f"--combined-pdf {args.combined_pdf} is not a file")
     if not 1 <= args.batch_size <= MAX_BATCH:
-        return _fail(f"--batch-size must be 1 to {MAX_BATCH}")
+        raise _CannotStart(f"--batch-size must be 1 to {MAX_BATCH}")
     if not args.file.is_file():  # named as given, so the person sees which path was wrong
         what = "is a folder, not a pay-run file" if args.file.is_dir() else "does not exist"
-        return _fail(f"{args.file} {what}")
+        raise _CannotStart(f"{args.file} {what}")
     if args.pdf_dir is not None and not args.pdf_dir.is_dir():
-        return _fail(f"--pdf-dir {args.pdf_dir} is not a folder")
-    running = None
-    try:
-        if args.demo:
-            from service.hosting.server import start_demo
+        raise _CannotStart(f"--pdf-dir {args.pdf_dir} is not a folder")
+    return mapping
 
-            running = start_demo()
-            assert running.demo is not None
-            info = running.demo.issuer.wire()
-            url = running.url
-            client = issuer_client(url, info["client_id"], info["client_secret"], deadline=60.0)
-            key = IssuerKey.from_info(info)
-            scan_base = args.scan_base or running.config.scan_base
-            print(
-                "issue-run: using a temporary demo service; its records vanish when this "
-                "command ends",
-                file=sys.stderr,
-            )
-        else:
-            env = read_settings()
-            secret = args.client_secret or _secret(env.client_secret)
-            key_text = args.encryption_key or _secret(env.encryption_key)
-            if not (args.service_url and args.client_id and secret and key_text):
-                return _fail(
-                    "give --demo, or --service-url, --client-id, a client secret and an "
-                    "encryption key (options or PAYSLIP_CLIENT_SECRET / PAYSLIP_ENCRYPTION_KEY)"
-                )
-            try:
-                key = IssuerKey(decode_key(key_text), args.key_version)
-            except (EncryptionKeyError, UnicodeEncodeError):
-                return _fail("the encryption key is not 32 bytes of base64url text")
-            issuer_url = args.issuer_url or args.service_url
-            client = issuer_client(
-                issuer_url, args.client_id, secret, auth_url=args.auth_url, deadline=60.0
-            )
-            scan_base = args.scan_base or args.service_url
-        warning = loopback_warning(scan_base, "the badges' links")
-        if warning:
-            print(f"issue-run: {warning}", file=sys.stderr)
-        settings = RunSettings(
-            source=args.file,
-            out_dir=args.out,
-            pdf_dir=args.pdf_dir,
-            default_schema=args.schema,
-            batch_size=args.batch_size,
-            workers=args.workers,
-            mapping=mapping,
-            combined_pdf=args.combined_pdf,
+
+@dataclass(frozen=True)
+class _Service:
+    """Where the run registers its records, and with which key and badge links."""
+
+    client: ApiClient
+    key: IssuerKey
+    scan_base: str
+
+
+def _demo_service(args: argparse.Namespace, stack: ExitStack) -> _Service:
+    """A temporary demo service, stopped when `stack` closes (its records go with it)."""
+    from service.hosting.server import start_demo
+
+    running = start_demo()
+    stack.callback(running.stop)
+    assert running.demo is not None
+    info = running.demo.issuer.wire()
+    client = issuer_client(running.url, info["client_id"], info["client_secret"], deadline=60.0)
+    service = _Service(
+        client, IssuerKey.from_info(info), args.scan_base or running.config.scan_base
+    )
+    print(
+        "issue-run: using a temporary demo service; its records vanish when this command ends",
+        file=sys.stderr,
+    )
+    return service
+
+
+def _remote_service(args: argparse.Namespace) -> _Service:
+    """The service named by the options, its secret and key from the options or else the
+    environment (other users can see a process's arguments)."""
+    env = read_settings()
+    secret = args.client_secret or _secret(env.client_secret)
+    key_text = args.encryption_key or _secret(env.encryption_key)
+    if not (args.service_url and args.client_id and secret and key_text):
+        raise _CannotStart(
+            "give --demo, or --service-url, --client-id, a client secret and an "
+            "encryption key (options or PAYSLIP_CLIENT_SECRET / PAYSLIP_ENCRYPTION_KEY)"
         )
-        printer = _Printer(sys.stderr, args.quiet)
-        run = PayRun(
-            client,
-            key,
-            scan_base,
-            settings,
-            on_progress=printer.progress,
-            on_batch_registered=printer.batch,
-        )
-        try:
-            summary = run.run()
-        except RunInterrupted as exc:
-            printer.done()
-            return _fail(str(exc), EXIT_STOPPED)
-        except (PayrunFileError, OutputError, JournalError) as exc:
-            printer.done()
-            return _fail(str(exc))
-        finally:
-            client.close()
+    try:
+        key = IssuerKey(decode_key(key_text), args.key_version)
+    except (EncryptionKeyError, UnicodeEncodeError):
+        raise _CannotStart("the encryption key is not 32 bytes of base64url text") from None
+    issuer_url = args.issuer_url or args.service_url
+    client = issuer_client(
+        issuer_url, args.client_id, secret, auth_url=args.auth_url, deadline=60.0
+    )
+    return _Service(client, key, args.scan_base or args.service_url)
+
+
+def _run(args: argparse.Namespace, mapping: ExportMapping | None, service: _Service) -> int:
+    """Run the pay run against `service` with progress on stderr and the summary on stdout."""
+    warning = loopback_warning(service.scan_base, "the badges' links")
+    if warning:
+        print(f"issue-run: {warning}", file=sys.stderr)
+    settings = RunSettings(
+        source=args.file,
+        out_dir=args.out,
+        pdf_dir=args.pdf_dir,
+        default_schema=args.schema,
+        batch_size=args.batch_size,
+        workers=args.workers,
+        mapping=mapping,
+        combined_pdf=args.combined_pdf,
+    )
+    printer = _Printer(sys.stderr, args.quiet)
+    run = PayRun(
+        service.client,
+        service.key,
+        service.scan_base,
+        settings,
+        on_progress=printer.progress,
+        on_batch_registered=printer.batch,
+    )
+    try:
+        summary = run.run()
+    except RunInterrupted as exc:
         printer.done()
-        p = summary.progress
-        resumed = " (resumed an interrupted run)" if summary.resumed else ""
-        print(
-            f"{p.rows} rows: {p.created} created, {p.duplicate} already registered, "
-            f"{p.errors} refused by the service, {p.rejected} rejected before sending"
-            f"{resumed}; {p.rows / summary.seconds if summary.seconds else 0:.0f} rows/s"
-        )
-        for note in summary.notes:
-            print(note)
-        print(f"results: {summary.results_csv}")
-        return EXIT_OK if summary.clean else EXIT_ROWS
-    except KeyboardInterrupt:
-        return _fail("interrupted; run again with the same --out to resume", EXIT_STOPPED)
+        return _fail(str(exc), EXIT_STOPPED)
+    except (PayrunFileError, OutputError, JournalError) as exc:
+        printer.done()
+        return _fail(str(exc))
     finally:
-        if running is not None:
-            running.stop()
+        service.client.close()
+    printer.done()
+    _print_summary(summary)
+    return EXIT_OK if summary.clean else EXIT_ROWS
+
+
+def _print_summary(summary: RunSummary) -> None:
+    p = summary.progress
+    resumed = " (resumed an interrupted run)" if summary.resumed else ""
+    print(
+        f"{p.rows} rows: {p.created} created, {p.duplicate} already registered, "
+        f"{p.errors} refused by the service, {p.rejected} rejected before sending"
+        f"{resumed}; {p.rows / summary.seconds if summary.seconds else 0:.0f} rows/s"
+    )
+    for note in summary.notes:
+        print(note)
+    print(f"results: {summary.results_csv}")
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run `issue-run` with `argv` (the words after it); the exit code is returned."""
+    args = _parser().parse_args(list(argv))
+    if args.suggest_mapping:
+        return _suggest(args)
+    try:
+        mapping = _checked_options(args)
+    except _CannotStart as exc:
+        return _fail(str(exc))
+    with ExitStack() as stack:  # a demo service is stopped after the last message is written
+        try:
+            service = _demo_service(args, stack) if args.demo else _remote_service(args)
+            return _run(args, mapping, service)
+        except _CannotStart as exc:
+            return _fail(str(exc))
+        except KeyboardInterrupt:
+            return _fail("interrupted; run again with the same --out to resume", EXIT_STOPPED)

@@ -14,6 +14,7 @@ Errors name headers and targets, never cell values.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -103,55 +104,22 @@ class ExportMapping:
 
     @classmethod
     def from_json(cls, data: Any) -> ExportMapping:
+        """The mapping a MAPPING.json holds. Keys are read in a fixed order (columns, then the
+        options in `_OPTIONS`, then defaults) and the first mistake stops it: one message."""
         if not isinstance(data, dict):
             raise MappingError('the mapping must be a JSON object with a "columns" object')
         unknown = sorted(set(data) - _KEYS)
         if unknown:
             raise MappingError("the mapping has unknown keys: " + ", ".join(unknown))
-        raw_columns = data.get("columns", {})
-        if not isinstance(raw_columns, dict):
-            raise MappingError('columns: expected an object of "<export header>": "<field>"')
-        columns: dict[str, str] = {}
-        headers: dict[str, str] = {}
-        bad: list[str] = []
-        for header, target in raw_columns.items():
-            key = norm_header(header)
-            if target is None:
-                continue  # an unplaced header of a suggested mapping: still unknown
-            if not isinstance(target, str) or not (target == IGNORE or is_target(target)):
-                bad.append(f"{header!s} -> {target!s}")
-                continue
-            if key in columns and columns[key] != target:
-                raise MappingError(f"columns: the header {header} is mapped twice")
-            columns[key], headers[key] = target, str(header)
-        if bad:
-            raise MappingError(
-                "columns: not a payslip field (use a column name of the pay-run layout or "
-                '"ignore"): ' + "; ".join(bad)
-            )
-        date_format = data.get("date_format", "YYYY-MM-DD")
-        if date_format not in DATE_FORMATS:
-            raise MappingError("date_format: use one of " + ", ".join(DATE_FORMATS))
-        schema = data.get("schema")
-        if schema is not None and schema not in PAYSLIP_SCHEMAS:
-            raise MappingError("schema: use one of " + ", ".join(PAYSLIP_SCHEMAS))
-        sheet = data.get("sheet")
-        if sheet is not None and not isinstance(sheet, str):
-            raise MappingError("sheet: expected the name of a sheet")
-        skip_rows = data.get("skip_rows", 0)
-        if not isinstance(skip_rows, int) or isinstance(skip_rows, bool) or skip_rows < 0:
-            raise MappingError("skip_rows: expected a whole number from 0")
-        raw_defaults = data.get("defaults", {})
-        if not isinstance(raw_defaults, dict):
-            raise MappingError('defaults: expected an object of "<field>": "<value>"')
-        defaults: dict[str, str] = {}
-        for target, value in raw_defaults.items():
-            if not is_target(str(target)):
-                raise MappingError(f"defaults: {target} is not a payslip field")
-            if not isinstance(value, str | int | float) or isinstance(value, bool):
-                raise MappingError(f"defaults: {target} needs a text value")
-            defaults[str(target)] = str(value)
-        return cls(columns, date_format, schema, sheet, skip_rows, defaults, headers)
+        columns, headers = _read_columns(data.get("columns", {}))
+        options: dict[str, Any] = {}
+        for key, default, valid, message in _OPTIONS:
+            value = data.get(key, default)
+            if not valid(value):
+                raise MappingError(message)
+            options[key] = value
+        defaults = _read_defaults(data.get("defaults", {}))
+        return cls(columns, defaults=defaults, headers=headers, **options)
 
     def to_json(self) -> dict[str, Any]:
         """The MAPPING.json form (headers as written)."""
@@ -168,6 +136,77 @@ class ExportMapping:
         if self.defaults:
             data["defaults"] = dict(self.defaults)
         return data
+
+
+def _read_columns(raw_columns: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """`columns`: (normalised header -> target, normalised header -> header as written). A
+    header mapped twice to different fields stops at once; every other unknown target is
+    listed together, so one edit fixes them all. A null target (an unplaced header of a
+    suggested mapping) is left out: the header stays unknown."""
+    if not isinstance(raw_columns, dict):
+        raise MappingError('columns: expected an object of "<export header>": "<field>"')
+    columns: dict[str, str] = {}
+    headers: dict[str, str] = {}
+    bad: list[str] = []
+    for header, target in raw_columns.items():
+        key = norm_header(header)
+        if target is None:
+            continue
+        if not isinstance(target, str) or not (target == IGNORE or is_target(target)):
+            bad.append(f"{header!s} -> {target!s}")
+            continue
+        if key in columns and columns[key] != target:
+            raise MappingError(f"columns: the header {header} is mapped twice")
+        columns[key], headers[key] = target, str(header)
+    if bad:
+        raise MappingError(
+            "columns: not a payslip field (use a column name of the pay-run layout or "
+            '"ignore"): ' + "; ".join(bad)
+        )
+    return columns, headers
+
+
+def _read_defaults(raw_defaults: Any) -> dict[str, str]:
+    """`defaults`: target -> the text every row gets when its own cell is empty or absent."""
+    if not isinstance(raw_defaults, dict):
+        raise MappingError('defaults: expected an object of "<field>": "<value>"')
+    defaults: dict[str, str] = {}
+    for target, value in raw_defaults.items():
+        if not is_target(str(target)):
+            raise MappingError(f"defaults: {target} is not a payslip field")
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise MappingError(f"defaults: {target} needs a text value")
+        defaults[str(target)] = str(value)
+    return defaults
+
+
+def _whole_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+#: The mapping's single-value options, read in this order: (key, value when absent, check,
+#: message when the check fails). Adding an option is adding a row here and a field above.
+_OPTIONS: tuple[tuple[str, Any, Callable[[Any], bool], str], ...] = (
+    (
+        "date_format",
+        "YYYY-MM-DD",
+        lambda v: v in DATE_FORMATS,
+        "date_format: use one of " + ", ".join(DATE_FORMATS),
+    ),
+    (
+        "schema",
+        None,
+        lambda v: v is None or v in PAYSLIP_SCHEMAS,
+        "schema: use one of " + ", ".join(PAYSLIP_SCHEMAS),
+    ),
+    (
+        "sheet",
+        None,
+        lambda v: v is None or isinstance(v, str),
+        "sheet: expected the name of a sheet",
+    ),
+    ("skip_rows", 0, _whole_number, "skip_rows: expected a whole number from 0"),
+)
 
 
 def load_mapping(path: Path) -> ExportMapping:

@@ -11,7 +11,7 @@ one pass; reasons name columns, never values, because they go to results files.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -118,104 +118,207 @@ def _csv_non_pii(
     return values.compacted(), bad
 
 
+@dataclass
+class _Draft:
+    """A row part way through `_CHECKS`: the row as read, and what the checks so far took from
+    it. A check reads what earlier ones filled in (the PII names, the typed non-PII part) and
+    may fill in more (the PII text, the page, the PDF), so each rule is written once and the
+    finished row is built from the draft."""
+
+    raw: RowInput
+    schema: str
+    external_id: str
+    seen_ids: dict[str, int]
+    pdf_dir: Path | None
+    issued_at: str | None
+    pii_format: str
+    pii_names: tuple[str, ...] | None = None  # None: the PII format is unknown
+    pii_text: str = ""
+    non_pii: dict[str, Any] = field(default_factory=dict)
+    unreadable: set[str] = field(default_factory=set)  # paths whose cell could not be read
+    pdf: str | None = None
+    pdf_page: int = 1
+    pdf_corner: str = "bottom-right"
+    pii: dict[str, str] = field(init=False)
+    """The employee's data as given, an empty field counting as absent."""
+
+    def __post_init__(self) -> None:
+        self.pii = {k: v for k, v in self.raw.pii.items() if v != ""}
+
+    def meta(self, column: str) -> str:
+        """A meta column's text, trimmed ("" when absent)."""
+        return (self.raw.meta.get(column) or "").strip()
+
+
+def _unique_external_id(row: _Draft) -> Iterator[str]:
+    """The first row with an external id keeps it; a later one is refused (the service would
+    refuse the second record as a conflict, after the first was sent)."""
+    if row.external_id in row.seen_ids:
+        yield f"external_id: repeats row {row.seen_ids[row.external_id]}"
+    else:
+        row.seen_ids[row.external_id] = row.raw.number
+
+
+def _known_pii_format(row: _Draft) -> Iterator[str]:
+    """The format named (or the schema's): the later PII checks run only when it is known."""
+    row.pii_names = FORMATS.get(row.pii_format)
+    if row.pii_names is None:
+        yield f"pii_format: not a known format (use one of {', '.join(FORMATS)})"
+
+
+def _pii_fields_of_format(row: _Draft) -> Iterator[str]:
+    """A field the format has no place for would be dropped silently: name each one."""
+    if row.pii_names is not None:
+        for name in sorted(set(row.pii) - set(row.pii_names)):
+            yield f"pii.{name}: not a field of {row.pii_format}"
+
+
+def _employee_name_given(row: _Draft) -> Iterator[str]:
+    if row.pii_names is not None and not (row.pii.get("employee_name") or "").strip():
+        yield "pii.employee_name: required"
+
+
+def _pii_text_builds(row: _Draft) -> Iterator[str]:
+    """The text the ciphertext will hold, built from the format's own fields now, so a value
+    it cannot carry is a reason here and not a failure after the row was sent."""
+    if row.pii_names is None:
+        return
+    names = row.pii_names
+    try:
+        row.pii_text = build_pii_text(
+            row.pii_format, {k: v for k, v in row.pii.items() if k in names}
+        )
+    except PiiTextError as exc:
+        yield f"pii.{exc.field}: {exc.problem}"
+
+
+def _non_pii_readable(row: _Draft) -> Iterator[str]:
+    """The non-personal part as an object: JSON gives one (or something else, refused); CSV
+    cells are read by the schema's field types, and a cell that cannot be read is remembered
+    so the schema's own complaint about that field is not listed twice."""
+    if row.raw.non_pii is None:
+        reasons: list[str] = []
+        row.non_pii, row.unreadable = _csv_non_pii(row.schema, row.raw.cells, reasons)
+        yield from reasons
+    elif isinstance(row.raw.non_pii, dict):
+        row.non_pii = row.raw.non_pii
+    else:
+        yield "payslip_non_pii: expected an object"
+
+
+def _schema_rules(row: _Draft) -> Iterator[str]:
+    """The same rules the service applies (`check_payslip`), so a row refused there is refused
+    here, before anything is sent."""
+    external_id = row.raw.meta.get("external_id") or None
+    for error in check_payslip(row.schema, row.non_pii, row.issued_at, external_id=external_id):
+        path = _field_path(error.path)
+        if path in row.unreadable:
+            continue  # already explained by the value that could not be read
+        message = error.message
+        if message == "required":
+            message = "required (column missing or empty)"
+        yield f"{path or 'row'}: {message}"
+
+
+def _no_stray_pii(row: _Draft) -> Iterator[str]:
+    found = stray_pii(
+        row.schema, row.non_pii, row.raw.pii, external_id=row.raw.meta.get("external_id")
+    )
+    for column, message in found.items():
+        yield f"{column}: {message}"
+
+
+def _pdf_page(row: _Draft) -> Iterator[str]:
+    text = row.meta("pdf_page") or "1"
+    if not text.isdigit() or int(text) < 1:
+        yield "pdf_page: expected a page number from 1"
+    else:
+        row.pdf_page = int(text)
+
+
+def _pdf_corner(row: _Draft) -> Iterator[str]:
+    row.pdf_corner = row.meta("pdf_corner") or "bottom-right"
+    if row.pdf_corner not in CORNERS:
+        yield f"pdf_corner: expected one of {', '.join(CORNERS)}"
+
+
+def _pdf_file(row: _Draft) -> Iterator[str]:
+    """The employee's payslip PDF to stamp: the one the row names, else `<external id>.pdf`
+    when the folder holds it; never a file outside the folder."""
+    row.pdf = row.meta("pdf") or None
+    if row.pdf_dir is None:
+        if row.pdf is not None:
+            yield "pdf: a PDF is named but no PDF folder was given"
+        return
+    if row.pdf is None and (row.pdf_dir / f"{row.external_id}.pdf").is_file():
+        row.pdf = f"{row.external_id}.pdf"
+    if row.pdf is None:
+        return
+    candidate = (row.pdf_dir / row.pdf).resolve()
+    if row.pdf_dir.resolve() not in candidate.parents:
+        yield "pdf: must name a file inside the PDF folder"
+    elif not candidate.is_file():
+        yield "pdf: no such file in the PDF folder"
+
+
+#: Every rule a row is held to after its schema is known, in the order its reasons are listed
+#: (a clerk reads them top to bottom). Each rule reads the draft and yields its reasons, never
+#: quoting a value; adding a rule is adding its function here.
+_CHECKS: tuple[Callable[[_Draft], Iterator[str]], ...] = (
+    _unique_external_id,
+    _known_pii_format,
+    _pii_fields_of_format,
+    _employee_name_given,
+    _pii_text_builds,
+    _non_pii_readable,
+    _schema_rules,
+    _no_stray_pii,
+    _pdf_page,
+    _pdf_corner,
+    _pdf_file,
+)
+
+
 def check_row(
     raw: RowInput, default_schema: str | None, seen_ids: dict[str, int], pdf_dir: Path | None
 ) -> PayrunRow | RowProblem:
     """Check one row; `seen_ids` (external id -> row number) is shared across the file so a
-    repeated external id is caught."""
-    number = raw.number
-    reasons = list(raw.reasons)
-    external_id = (raw.meta.get("external_id") or "").strip() or f"row-{number}"
+    repeated external id is caught.
+
+    A row the reader could not split, or one without a known schema, stops there: every later
+    rule depends on the schema. Otherwise every rule in `_CHECKS` runs and all reasons are
+    returned together."""
+    external_id = (raw.meta.get("external_id") or "").strip() or f"row-{raw.number}"
     schema = (raw.meta.get("schema") or "").strip() or (default_schema or "")
-    if reasons:
-        return RowProblem(number, external_id, tuple(reasons))
+    if raw.reasons:
+        return RowProblem(raw.number, external_id, tuple(raw.reasons))
     if schema not in PAYSLIP_SCHEMAS:
         what = "missing" if not schema else "not a known schema"
         return RowProblem(
-            number, external_id, (f"schema: {what} (use one of {', '.join(PAYSLIP_SCHEMAS)})",)
+            raw.number, external_id, (f"schema: {what} (use one of {', '.join(PAYSLIP_SCHEMAS)})",)
         )
-    if external_id in seen_ids:
-        reasons.append(f"external_id: repeats row {seen_ids[external_id]}")
-    else:
-        seen_ids[external_id] = number
-    issued_at = (raw.meta.get("issued_at") or "").strip() or None
-
-    # The employee's data, in the format that fits the schema unless the row names another.
-    pii_format = (raw.pii_format or "").strip() or format_for_schema(schema)
-    pii_text = ""
-    if pii_format not in FORMATS:
-        reasons.append(f"pii_format: not a known format (use one of {', '.join(FORMATS)})")
-    else:
-        names = FORMATS[pii_format]
-        pii = {k: v for k, v in raw.pii.items() if v != ""}
-        for name in sorted(set(pii) - set(names)):
-            reasons.append(f"pii.{name}: not a field of {pii_format}")
-        if not (pii.get("employee_name") or "").strip():
-            reasons.append("pii.employee_name: required")
-        try:
-            pii_text = build_pii_text(pii_format, {k: v for k, v in pii.items() if k in names})
-        except PiiTextError as exc:
-            reasons.append(f"pii.{exc.field}: {exc.problem}")
-
-    # The non-personal part, typed by the schema.
-    bad: set[str] = set()
-    if raw.non_pii is not None:
-        non_pii = raw.non_pii
-    else:
-        non_pii, bad = _csv_non_pii(schema, raw.cells, reasons)
-    if not isinstance(non_pii, dict):
-        reasons.append("payslip_non_pii: expected an object")
-        non_pii = {}
-    for error in check_payslip(
-        schema, non_pii, issued_at, external_id=raw.meta.get("external_id") or None
-    ):
-        path = _field_path(error.path)
-        if path in bad:
-            continue  # already explained by the value that could not be read
-        message = (
-            "required (column missing or empty)" if error.message == "required" else (error.message)
-        )
-        reasons.append(f"{path or 'row'}: {message}")
-
-    for column, message in stray_pii(
-        schema, non_pii, raw.pii, external_id=raw.meta.get("external_id")
-    ).items():
-        reasons.append(f"{column}: {message}")
-
-    # The employee's payslip PDF to stamp, when one is given.
-    pdf = (raw.meta.get("pdf") or "").strip() or None
-    page_text = (raw.meta.get("pdf_page") or "").strip() or "1"
-    corner = (raw.meta.get("pdf_corner") or "").strip() or "bottom-right"
-    page = 1
-    if not page_text.isdigit() or int(page_text) < 1:
-        reasons.append("pdf_page: expected a page number from 1")
-    else:
-        page = int(page_text)
-    if corner not in CORNERS:
-        reasons.append(f"pdf_corner: expected one of {', '.join(CORNERS)}")
-    if pdf_dir is not None:
-        if pdf is None and (pdf_dir / f"{external_id}.pdf").is_file():
-            pdf = f"{external_id}.pdf"
-        if pdf is not None:
-            candidate = (pdf_dir / pdf).resolve()
-            if pdf_dir.resolve() not in candidate.parents:
-                reasons.append("pdf: must name a file inside the PDF folder")
-            elif not candidate.is_file():
-                reasons.append("pdf: no such file in the PDF folder")
-    elif pdf is not None:
-        reasons.append("pdf: a PDF is named but no PDF folder was given")
-
+    row = _Draft(
+        raw,
+        schema,
+        external_id,
+        seen_ids,
+        pdf_dir,
+        issued_at=(raw.meta.get("issued_at") or "").strip() or None,
+        # The employee's data, in the format that fits the schema unless the row names another.
+        pii_format=(raw.pii_format or "").strip() or format_for_schema(schema),
+    )
+    reasons = tuple(reason for check in _CHECKS for reason in check(row))
     if reasons:
-        return RowProblem(number, external_id, tuple(reasons))
+        return RowProblem(raw.number, external_id, reasons)
     return PayrunRow(
-        number=number,
+        number=raw.number,
         external_id=external_id,
         schema=schema,
-        issued_at=issued_at,
-        payslip_non_pii=non_pii,
-        pii_format=pii_format,
-        pii_text=pii_text,
-        pdf=pdf,
-        pdf_page=page,
-        pdf_corner=corner,
+        issued_at=row.issued_at,
+        payslip_non_pii=row.non_pii,
+        pii_format=row.pii_format,
+        pii_text=row.pii_text,
+        pdf=row.pdf,
+        pdf_page=row.pdf_page,
+        pdf_corner=row.pdf_corner,
     )

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from app.issuer.export.formats import count_sheet_rows, csv_dialect, open_table, sniff_encoding
 from app.issuer.export.mapping import ExportMapping, is_target, resolve_headers
 from app.issuer.export.reader import read_export, read_export_raw
+from app.issuer.run.json_source import json_array_items, json_rows, jsonl_rows
 from app.issuer.run.rows import (
     META_COLUMNS,
     PayrunFileError,
@@ -49,11 +49,10 @@ __all__ = [
     "read_text_rows",
 ]
 
-_JSON_KEYS = frozenset({*META_COLUMNS, "payslip_non_pii", "pii"})
 
-
-def _csv_rows(handle: TextIO, delimiter: str = ",") -> Iterator[RowInput]:
-    reader = csv.reader(handle, delimiter=delimiter)
+def _csv_header(reader: Iterator[list[str]]) -> list[str]:
+    """The header line, trimmed. Refused when there is none, when it is blank, or when it names
+    a column twice (one of the two cells would silently win)."""
     try:
         header = next(reader)
     except StopIteration:
@@ -66,6 +65,42 @@ def _csv_rows(handle: TextIO, delimiter: str = ",") -> Iterator[RowInput]:
     repeated = sorted({h for h in header if h and header.count(h) > 1})
     if repeated:
         raise PayrunFileError("the header repeats columns: " + ", ".join(repeated))
+    return header
+
+
+def _csv_row(number: int, header: list[str], cells: list[str]) -> RowInput:
+    """One line's cells in the neutral shape: meta columns, `pii.<field>` columns, and every
+    other column as a path inside the non-personal part (its text kept as typed)."""
+    row = RowInput(number, {}, {}, None)
+    if len(cells) != len(header):
+        # Keep the external id (if its cell is there) so the problem can be matched up.
+        for name, value in zip(header, cells, strict=False):
+            if name == "external_id":
+                row.meta[name] = value.strip()
+        row.reasons.append(
+            f"row: has {len(cells)} cells but the header has {len(header)} columns "
+            "(a missing or extra delimiter?)"
+        )
+        return row
+    for name, value in zip(header, cells, strict=True):
+        if not name:
+            if value.strip():
+                row.reasons.append("a column without a header name holds a value")
+        elif name in META_COLUMNS:
+            row.meta[name] = value.strip()
+        elif name.startswith("pii."):
+            row.pii[name[4:]] = value.strip()
+        else:
+            row.cells[name] = value
+    row.pii_format = row.meta.get("pii_format")
+    return row
+
+
+def _csv_rows(handle: TextIO, delimiter: str = ",") -> Iterator[RowInput]:
+    """Rows numbered from 1, blank lines skipped; a line the csv module cannot split is a row
+    with a reason, and reading goes on."""
+    reader = csv.reader(handle, delimiter=delimiter)
+    header = _csv_header(reader)
     number = 0
     while True:
         try:
@@ -79,154 +114,7 @@ def _csv_rows(handle: TextIO, delimiter: str = ",") -> Iterator[RowInput]:
         if not any(c.strip() for c in cells):
             continue  # blank lines are not rows
         number += 1
-        row = RowInput(number, {}, {}, None)
-        if len(cells) != len(header):
-            # Keep the external id (if its cell is there) so the problem can be matched up.
-            for name, value in zip(header, cells, strict=False):
-                if name == "external_id":
-                    row.meta[name] = value.strip()
-            row.reasons.append(
-                f"row: has {len(cells)} cells but the header has {len(header)} columns "
-                "(a missing or extra delimiter?)"
-            )
-            yield row
-            continue
-        for name, value in zip(header, cells, strict=True):
-            if not name:
-                if value.strip():
-                    row.reasons.append("a column without a header name holds a value")
-                continue
-            if name in META_COLUMNS:
-                row.meta[name] = value.strip()
-            elif name.startswith("pii."):
-                row.pii[name[4:]] = value.strip()
-            else:
-                row.cells[name] = value
-        row.pii_format = row.meta.get("pii_format")
-        yield row
-
-
-def _json_object_row(number: int, item: Any) -> RowInput:
-    row = RowInput(number, {}, {}, None)
-    if not isinstance(item, dict):
-        row.reasons.append("row: expected a JSON object")
-        return row
-    for key in sorted(set(item) - _JSON_KEYS):
-        row.reasons.append(f"{key}: unknown key")
-    for key in META_COLUMNS:
-        value = item.get(key)
-        if value is None:
-            continue
-        if key == "pdf_page" and isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)
-        if not isinstance(value, str):
-            row.reasons.append(f"{key}: expected text")
-            continue
-        row.meta[key] = value
-    pii = item.get("pii", {})
-    if not isinstance(pii, dict):
-        row.reasons.append("pii: expected an object of text fields")
-    else:
-        for key, value in pii.items():
-            if key == "format":
-                row.pii_format = value if isinstance(value, str) else None
-            elif isinstance(value, str):
-                row.pii[key] = value
-            else:
-                row.reasons.append(f"pii.{key}: expected text")
-    row.non_pii = item.get("payslip_non_pii")
-    if row.non_pii is None:
-        row.non_pii = {}
-    if row.meta.get("pii_format") and row.pii_format is None:
-        row.pii_format = row.meta["pii_format"]
-    return row
-
-
-def _json_array_items(handle: TextIO, chunk: int = 1 << 16) -> Iterator[tuple[Any, bool]]:
-    """Items of a top-level JSON array, decoded one at a time from a buffered stream.
-
-    Yields (item, ok); a syntax error ends the file (the position after it is unknowable).
-    """
-    decoder = json.JSONDecoder()
-    buffer = ""
-    eof = False
-
-    def fill() -> bool:
-        nonlocal buffer, eof
-        if eof:
-            return False
-        data = handle.read(chunk)
-        if not data:
-            eof = True
-            return False
-        buffer += data
-        return True
-
-    def skip_ws() -> None:
-        nonlocal buffer
-        while True:
-            buffer = buffer.lstrip()
-            if buffer or not fill():
-                return
-
-    skip_ws()
-    if not buffer.startswith("["):
-        raise PayrunFileError("a JSON pay run must be an array of objects (or JSON Lines)")
-    buffer = buffer[1:]
-    first = True
-    while True:
-        skip_ws()
-        if buffer.startswith("]"):
-            return
-        if not first:
-            if not buffer.startswith(","):
-                yield None, False
-                return
-            buffer = buffer[1:]
-            skip_ws()
-        first = False
-        while True:
-            try:
-                item, end = decoder.raw_decode(buffer)
-            except json.JSONDecodeError:
-                if fill():
-                    continue
-                yield None, False
-                return
-            if end == len(buffer) and not eof and isinstance(item, int | float):
-                fill()  # a number may continue in the next chunk
-                continue
-            buffer = buffer[end:]
-            yield item, True
-            break
-
-
-def _json_rows(handle: TextIO) -> Iterator[RowInput]:
-    for number, (item, ok) in enumerate(_json_array_items(handle), start=1):
-        if not ok:
-            yield RowInput(
-                number,
-                {},
-                {},
-                None,
-                reasons=["row: not valid JSON; the rest of the file cannot be read"],
-            )
-            return
-        yield _json_object_row(number, item)
-
-
-def _jsonl_rows(handle: TextIO) -> Iterator[RowInput]:
-    number = 0
-    for line in handle:
-        if not line.strip():
-            continue
-        number += 1
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            yield RowInput(number, {}, {}, None, reasons=["row: not valid JSON"])
-            continue
-        yield _json_object_row(number, item)
+        yield _csv_row(number, header, cells)
 
 
 def _kind_of(path: Path, handle: TextIO) -> str:
@@ -302,7 +190,7 @@ def read_payrun(
                 handle.seek(0)
                 rows = _csv_rows(handle, delimiter)
             else:
-                rows = {"json": _json_rows, "jsonl": _jsonl_rows}[kind](handle)
+                rows = {"json": json_rows, "jsonl": jsonl_rows}[kind](handle)
             for raw in _with_pdf_names(rows, pdf_names):
                 yield check_row(raw, default_schema, seen, pdf_dir)
         except UnicodeDecodeError:
@@ -342,7 +230,7 @@ def read_raw_rows(
                 handle.seek(0)
                 yield from _csv_rows(handle, delimiter)
             else:
-                yield from {"json": _json_rows, "jsonl": _jsonl_rows}[kind](handle)
+                yield from {"json": json_rows, "jsonl": jsonl_rows}[kind](handle)
         except UnicodeDecodeError:
             raise PayrunFileError(f"{path.name} is not UTF-8 text") from None
 
@@ -360,7 +248,7 @@ def count_rows(path: Path, mapping: ExportMapping | None = None) -> int | None:
     if suffix == ".json":
         try:
             with open(path, encoding="utf-8-sig") as text:
-                return sum(1 for _, ok in _json_array_items(text) if ok)
+                return sum(1 for _, ok in json_array_items(text) if ok)
         except (OSError, UnicodeDecodeError, PayrunFileError):
             return None
     if suffix not in (".csv", ".txt", ".jsonl", ".ndjson"):
