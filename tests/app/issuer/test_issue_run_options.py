@@ -14,7 +14,7 @@ import pytest
 
 from app.issuer.cli import main
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+RESOURCES = Path(__file__).resolve().parents[3] / "resources"
 
 
 @pytest.fixture
