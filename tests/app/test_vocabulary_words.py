@@ -10,6 +10,8 @@ from app.applicant.report import SET_WORDS
 from app.issuer.pii import PII_FORMAT_FOR_SCHEMA, format_for_schema
 from app.issuer.row_status import RowStatus
 from app.ui.admin_overview import KEY_STATES
+from app.ui.issue.payrun_columns import SCHEMAS
+from app.ui.issue.results import READY, ResultsModel
 from app.ui.issue.schema_choice import CURRENT, OLDER, SCHEMA_LABELS
 from app.ui.style import VERDICT_TONES
 from app.ui.verdict_sound import verdict_wav
@@ -43,3 +45,8 @@ def test_every_verdict_has_its_set_words_tone_and_sound() -> None:
     assert set(SET_WORDS) == set(VERDICT_TONES) == set(Verdict)
     assert VERDICT_TONES[Verdict.CANNOT_VERIFY] == "error"
     assert len({verdict_wav(v) for v in Verdict}) == len(Verdict)
+
+
+def test_every_row_status_has_its_results_label_and_every_schema_its_export_choice() -> None:
+    assert set(ResultsModel.LABELS) == set(RowStatus) | {READY}
+    assert {schema for _, schema in SCHEMAS} == set(PayslipSchema)
