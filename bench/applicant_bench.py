@@ -31,6 +31,7 @@ from app.inputs.reading import read_input  # noqa: E402
 from app.shell.context import start_demo_context  # noqa: E402
 from app.shell.settings import SecretStore, Settings  # noqa: E402
 from app.verify.flow import verify_reading  # noqa: E402
+from service.protocol.vocabulary import Verdict  # noqa: E402
 from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs  # noqa: E402
 
 TARGET = 2.5
@@ -51,12 +52,12 @@ def main() -> int:
 
             def single() -> None:
                 outcome = verify_reading(client, read_input(pdfs[0]))
-                assert outcome.verdict == "verified", outcome.reason
+                assert outcome.verdict == Verdict.VERIFIED, outcome.reason
 
             def applicant() -> None:
                 docs = check_inputs(client, pdfs)
                 check = check_set(docs, today=date.today(), applicant_name=APPLICANT)
-                assert check.verdict == "verified", [p.check for p in check.problems]
+                assert check.verdict == Verdict.VERIFIED, [p.check for p in check.problems]
 
             single()
             applicant()  # warm: token, connections, decoders

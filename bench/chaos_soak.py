@@ -41,6 +41,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from service.protocol.vocabulary import BatchItemStatus  # noqa: E402
 from testbed.cluster import read_listening, run_cli  # noqa: E402
 from testbed.factories import sealed_record  # noqa: E402
 
@@ -335,7 +336,7 @@ def client_loop(
                     tally.acknowledged.extend(
                         m.payload
                         for m, r in zip(made, results, strict=True)
-                        if r["status"] == "created"
+                        if r["status"] == BatchItemStatus.CREATED
                     )
 
 

@@ -56,6 +56,7 @@ from app.ui.camera_worker import OpenedSource
 from app.ui.tasks import TaskRunner
 from app.ui.verify_inputs import sample_badge_png
 from app.ui.verify_screen import VerifyScreen
+from service.protocol.vocabulary import Verdict
 
 TARGET_MS = 300.0
 SILENT_TARGET_MS = 5000.0
@@ -213,18 +214,18 @@ def fail_fast(context: AppContext, runs: int) -> bool:
             context.verifier = client
             client.verify_payload(payload)  # token fetched, connection pooled, as at a desk
             state, ms = _text_to_card(context, payload)
-            assert state == "verified", state
+            assert state == Verdict.VERIFIED, state
             ok_times.append(ms)
 
             def go_silent(r: Relay = relay) -> None:
                 r.silent = True
 
             state, ms = _text_to_card(context, payload, before=go_silent)
-            assert state == "cannot_verify", state
+            assert state == Verdict.CANNOT_VERIFY, state
             silent_times.append(ms)
             relay.stop()
             state, ms = _text_to_card(context, payload)
-            assert state == "cannot_verify", state
+            assert state == Verdict.CANNOT_VERIFY, state
             stopped_times.append(ms)
             client.close()
     finally:
@@ -300,7 +301,7 @@ def main() -> int:
             tasks.wait(10000)
             screen.close()
             screen.deleteLater()
-            if not ok or source.first_code_at is None or state != "verified":
+            if not ok or source.first_code_at is None or state != Verdict.VERIFIED:
                 print(f"run {run}: no verified result (state={state})", file=sys.stderr)
                 return 1
             if run == 0:

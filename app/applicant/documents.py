@@ -15,8 +15,9 @@ from typing import Any, Literal
 from app.applicant.money import minor_amount
 from app.verify.flow import Outcome
 from app.verify.presentation import format_abn
-from app.verify.verdicts import Verdict
+from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import VerificationResult
+from service.protocol.vocabulary import Verdict
 
 Country = Literal["au", "nz"]
 
@@ -118,7 +119,7 @@ class Document:
 
     @property
     def verified(self) -> bool:
-        return self.verdict == "verified"
+        return self.verdict == Verdict.VERIFIED
 
 
 def document_of(
@@ -126,8 +127,8 @@ def document_of(
 ) -> Document:
     """The document for one verified input (one group of codes of it); ``barcode`` is the code
     it was verified from, kept when the verdict is one a receipt can record."""
-    verified = outcome.verdict == "verified"
-    recordable = outcome.verdict in ("verified", "not_verified") and not outcome.disagreement
+    verified = outcome.verdict == Verdict.VERIFIED
+    recordable = outcome.verdict in RECORDABLE and not outcome.disagreement
     result = outcome.result
     return Document(
         input_index=index,

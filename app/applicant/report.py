@@ -13,19 +13,20 @@ from app.applicant.income import Income
 from app.applicant.money import format_minor
 from app.applicant.rules import SetCheck
 from app.verify.presentation import long_date
-from app.verify.verdicts import HEADLINES, Verdict
+from app.verify.verdicts import HEADLINES
+from service.protocol.vocabulary import Verdict
 
 SET_WORDS: dict[Verdict, tuple[str, str]] = {
-    "verified": (
+    Verdict.VERIFIED: (
         "Every payslip is genuine and they fit together: one person, one employer, consecutive "
         "and recent.",
         "Accept these payslips.",
     ),
-    "not_verified": (
+    Verdict.NOT_VERIFIED: (
         "These payslips do not prove the income of this person now.",
         "Do not accept them as they are.",
     ),
-    "cannot_verify": (
+    Verdict.CANNOT_VERIFY: (
         "Not every payslip could be checked, so nothing is decided yet.",
         "Try again, or ask for the missing payslip.",
     ),

@@ -20,7 +20,8 @@ from app.applicant.money import format_minor
 from app.applicant.names import name_words, same_name
 from app.applicant.problems import DECIDING, Check, Problem
 from app.verify.presentation import long_date
-from app.verify.verdicts import HEADLINES, INPUT_PROBLEMS, Verdict, meaning_of
+from app.verify.verdicts import HEADLINES, INPUT_PROBLEMS, meaning_of
+from service.protocol.vocabulary import Verdict
 
 DEFAULT_MAX_AGE_DAYS = 45
 
@@ -55,10 +56,10 @@ def _per_document(docs: Sequence[Document]) -> list[Problem]:
         if doc.verdict is None:
             why = doc.detail or INPUT_PROBLEMS.get(doc.reason, INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"])
             problems.append(Problem.of(Check.NOT_A_PAYSLIP, (index,), label=doc.label, why=why))
-        elif doc.verdict == "not_verified":
+        elif doc.verdict == Verdict.NOT_VERIFIED:
             why = meaning_of(doc.reason).words
             problems.append(Problem.of(Check.NOT_VERIFIED, (index,), label=doc.label, why=why))
-        elif doc.verdict == "cannot_verify":
+        elif doc.verdict == Verdict.CANNOT_VERIFY:
             why = meaning_of(doc.code or doc.reason).words
             problems.append(Problem.of(Check.CANNOT_VERIFY, (index,), label=doc.label, why=why))
     return problems
@@ -245,11 +246,12 @@ def _stale(verified: list[tuple[int, Payslip]], today: date, limit: int) -> list
 
 
 def set_verdict(docs: Sequence[Document], problems: Sequence[Problem]) -> Verdict:
-    if any(d.verdict == "not_verified" for d in docs) or any(p.check in DECIDING for p in problems):
-        return "not_verified"
+    not_verified = any(d.verdict == Verdict.NOT_VERIFIED for d in docs)
+    if not_verified or any(p.check in DECIDING for p in problems):
+        return Verdict.NOT_VERIFIED
     if docs and all(d.verified for d in docs) and not problems:
-        return "verified"
-    return "cannot_verify"
+        return Verdict.VERIFIED
+    return Verdict.CANNOT_VERIFY
 
 
 def check_set(

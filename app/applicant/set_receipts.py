@@ -21,6 +21,7 @@ from app.api.errors import ApiError
 from app.applicant.documents import Document
 from app.applicant.gather import MAX_WORKERS
 from app.receipts.cli import ReceiptMaker
+from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims
 
 
@@ -45,7 +46,7 @@ class MissingReceipt:
 
 def wants_receipt(doc: Document) -> bool:
     """Only a verdict about one payslip code can be recorded."""
-    return doc.verdict in ("verified", "not_verified") and doc.barcode is not None
+    return doc.verdict in RECORDABLE and doc.barcode is not None
 
 
 def fetch_receipts(

@@ -24,9 +24,9 @@ import jwt
 from pydantic import ValidationError
 
 from app.verify.presentation import long_date, money
-from app.verify.verdicts import meaning_of
+from app.verify.verdicts import HEADLINES, meaning_of
 from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
-from service.protocol.vocabulary import RecordStatus
+from service.protocol.vocabulary import RecordStatus, Verdict
 
 JWKS_PATH = "/.well-known/jwks.json"
 _JWS = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
@@ -163,7 +163,8 @@ def verdict_words(claims: ReceiptClaims) -> tuple[str, str]:
     else:
         reason = claims.status
     meaning = meaning_of(reason)
-    return ("VERIFIED" if claims.verified else "NOT VERIFIED"), meaning.words
+    verdict = Verdict.VERIFIED if claims.verified else Verdict.NOT_VERIFIED
+    return HEADLINES[verdict], meaning.words
 
 
 def made_at(claims: ReceiptClaims) -> str:

@@ -30,6 +30,7 @@ from app.receipts.check import (
     receipts_in,
 )
 from app.verify.flow import Outcome, is_payslip_code
+from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims, ReceiptResult
 
 NO_KEYS = (
@@ -146,7 +147,7 @@ def save_receipt(
     be made has nothing to prove. Returns a plain problem line, or None when the file was
     written. The service checks the code again for the receipt, so the receipt says what the
     service found at that moment."""
-    if outcome.verdict not in ("verified", "not_verified") or outcome.disagreement:
+    if outcome.verdict not in RECORDABLE or outcome.disagreement:
         return "NO_RECEIPT: a receipt records a verdict about one payslip code; there is none"
     payload = next((p for p in payloads if is_payslip_code(p)), None)
     if payload is None:

@@ -30,8 +30,9 @@ from PySide6.QtGui import (
 )
 
 from app.receipts.check import claim_lines, made_at, verdict_words
-from app.ui.style import INK, MUTED, PALETTES
+from app.ui.style import INK, MUTED, PALETTES, VERDICT_TONES
 from service.protocol.schemas import ReceiptClaims
+from service.protocol.vocabulary import Verdict
 
 DPI = 300
 TEXT_CHUNK = 68
@@ -132,7 +133,8 @@ def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, de
     y += _mm(9)
 
     headline, words = verdict_words(claims)
-    colour = QColor(PALETTES["verified" if claims.verified else "not_verified"].strong)
+    verdict = Verdict.VERIFIED if claims.verified else Verdict.NOT_VERIFIED
+    colour = QColor(PALETTES[VERDICT_TONES[verdict]].strong)
     box = QRectF(0, y, width, _mm(30))
     painter.fillRect(box, colour)
     painter.setPen(QColor("#ffffff"))

@@ -29,17 +29,13 @@ from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import DocumentReceipt
 from app.receipts.check import verdict_words
 from app.receipts.record_pdf import _draw_qr, _font, _mm, record_lines, record_painter
-from app.ui.style import INK, MUTED, PALETTES, Tone
-from app.verify.verdicts import HEADLINES, Verdict
+from app.ui.style import INK, MUTED, PALETTES, VERDICT_TONES
+from app.verify.verdicts import HEADLINES
+from service.protocol.vocabulary import Verdict
 
 QR_MM = 55
 TEXT_CHUNK = 118
 """Receipt characters per printed line under a block (monospace, full width)."""
-_TONES: dict[Verdict, Tone] = {
-    "verified": "verified",
-    "not_verified": "not_verified",
-    "cannot_verify": "error",
-}
 _ALIGN_WRAP = Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap
 
 
@@ -109,7 +105,7 @@ def _draw_summary(pages: _Pages, check: SetCheck, desk: str, applicant: str | No
     if applicant:
         pages.line(f"Applicant: {applicant}", 12, bold=True, after=3)
     words, instruction = SET_WORDS[check.verdict]
-    colour = QColor(PALETTES[_TONES[check.verdict]].strong)
+    colour = QColor(PALETTES[VERDICT_TONES[check.verdict]].strong)
     text = f"{words} {instruction}"
     box_height = _mm(14) + pages.text_height(text, 10, pages.width - _mm(12)) + _mm(4)
     pages.room_for(box_height)
@@ -180,14 +176,14 @@ def _draw_document(
     top = pages.y
     painter.fillRect(QRectF(0, top, pages.width, _mm(0.4)), QColor(MUTED))
     pages.y += _mm(2)
-    verdict = doc.verdict or "cannot_verify"
+    verdict = doc.verdict or Verdict.CANNOT_VERIFY
     if receipt is not None:
-        verdict = "verified" if receipt.claims.verified else "not_verified"
+        verdict = Verdict.VERIFIED if receipt.claims.verified else Verdict.NOT_VERIFIED
     pages.line(
         heading,
         11,
         bold=True,
-        colour=PALETTES[_TONES[verdict]].strong if doc.verdict else INK,
+        colour=PALETTES[VERDICT_TONES[verdict]].strong if doc.verdict else INK,
         width=facts_width,
     )
     for fact in facts:

@@ -17,6 +17,7 @@ from app.shell.settings import SecretStore, Settings
 from app.verify.flow import verify_reading
 from service.documents.badge import render_badge_png
 from service.documents.pdf_stamp import stamp_badge
+from service.protocol.vocabulary import Verdict
 
 
 def blank_pdf() -> bytes:
@@ -42,7 +43,7 @@ def run() -> int:
             pdf.write_bytes(stamp_badge(blank_pdf(), badge, sample.payload))
             for name, path in (("badge image", image), ("stamped PDF", pdf)):
                 outcome = verify_reading(context.verifier, read_input(str(path)))
-                ok = outcome.state == "verified" and not outcome.disagreement
+                ok = outcome.state == Verdict.VERIFIED and not outcome.disagreement
                 checks.append((name, ok))
         checks.append(("service health", context.verifier.healthz(context.service_url)))
     finally:

@@ -43,6 +43,7 @@ from app.ui.applicant_view import DocumentTable, IncomeBox, SetBanner
 from app.ui.card_parts import plain_label
 from app.ui.tasks import TaskRunner
 from app.ui.verify_inputs import local_files
+from service.protocol.vocabulary import Verdict
 
 log = logging.getLogger("app.applicant")
 
@@ -202,7 +203,7 @@ class ApplicantPanel(QWidget):
         if generation != self._generation:
             return
         failed = Document(
-            index, self._inputs[index], self._labels[index], "cannot_verify", "API_ERROR"
+            index, self._inputs[index], self._labels[index], Verdict.CANNOT_VERIFY, "API_ERROR"
         )
         self._answered(generation, index, [failed])
 

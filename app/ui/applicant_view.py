@@ -29,15 +29,10 @@ from app.applicant.money import format_minor, minor_digits
 from app.applicant.report import SET_WORDS
 from app.applicant.rules import SetCheck
 from app.ui.card_parts import clear_layout, plain_label
-from app.ui.style import PALETTES, Tone
+from app.ui.style import PALETTES, VERDICT_TONES, Tone
 from app.verify.presentation import long_date
 from app.verify.verdicts import HEADLINES
 
-_TONES: dict[str, Tone] = {
-    "verified": "verified",
-    "not_verified": "not_verified",
-    "cannot_verify": "error",
-}
 COLUMNS = ("Payslip", "Verdict", "Payment date", "Pay period", "Gross", "Net")
 
 
@@ -93,7 +88,7 @@ class SetBanner(QFrame):
         clear_layout(self.problems)
 
     def show_check(self, check: SetCheck) -> None:
-        self._tone(_TONES[check.verdict])
+        self._tone(VERDICT_TONES[check.verdict])
         words, instruction = SET_WORDS[check.verdict]
         self.headline.setText(HEADLINES[check.verdict])
         self.instruction.setText(instruction)

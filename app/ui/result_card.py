@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.card_parts import Fold, Section, clear_layout, plain_label
-from app.ui.style import Tone, type_scale
+from app.ui.style import VERDICT_TONES, type_scale
 from app.ui.verdict_panel import Banner
 from app.verify.flow import Attempt, Outcome
 from app.verify.presentation import (
@@ -44,17 +44,13 @@ from app.verify.presentation import (
 )
 from app.verify.verdicts import meaning_of
 from service.protocol.schemas import EmployeePii, VerificationResult
+from service.protocol.vocabulary import Verdict
 
 SLOW_TEXT = "The service is slow to answer"
 VERDICT_SHARE = 0.55
 """Share of the visible height the verdict panel takes (at least half, issue 9)."""
 ANOTHER_CODE_HINT = "Another code is in view: press Next to check it"
 _KEY_LINES = frozenset({"Net pay"})
-_TONES: dict[str, Tone] = {
-    "verified": "verified",
-    "not_verified": "not_verified",
-    "cannot_verify": "error",
-}
 
 
 class ResultCard(QWidget):
@@ -126,13 +122,13 @@ class ResultCard(QWidget):
         self._reset()
         self.outcome = outcome
         meaning = outcome.meaning
-        tone = _TONES[outcome.verdict]
+        tone = VERDICT_TONES[outcome.verdict]
         self.banner.show_verdict(tone, meaning.headline, meaning.instruction, meaning.words)
-        self.banner.retry_button.setVisible(outcome.verdict == "cannot_verify")
+        self.banner.retry_button.setVisible(outcome.verdict == Verdict.CANNOT_VERIFY)
         if shows_payslip_data(outcome.verdict) and outcome.result is not None:
             self.banner.set_facts(self._key_facts(outcome.result))
             self._add_details(outcome.result)
-        elif outcome.verdict == "not_verified":
+        elif outcome.verdict == Verdict.NOT_VERIFIED:
             issuers = sorted({n for n in (_issuer_name(a) for a in outcome.attempts) if n})
             self.banner.set_facts([("Issued by", ", ".join(issuers))] if issuers else [])
         else:

@@ -14,7 +14,17 @@ from typing import Literal
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPixmap, QPolygonF
 
+from service.protocol.vocabulary import Verdict
+
 Tone = Literal["verified", "not_verified", "error", "pending"]
+"""A colour-and-icon scheme: one per verdict, and "pending" while a check runs."""
+
+VERDICT_TONES: dict[Verdict, Tone] = {
+    Verdict.VERIFIED: "verified",
+    Verdict.NOT_VERIFIED: "not_verified",
+    Verdict.CANNOT_VERIFY: "error",
+}
+"""The tone each verdict is shown in (the verify card, the applicant view, the set record)."""
 
 
 @dataclass(frozen=True)

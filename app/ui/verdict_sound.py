@@ -25,16 +25,16 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
-from app.verify.verdicts import Verdict
+from service.protocol.vocabulary import Verdict
 
 log = logging.getLogger("app.sound")
 
 RATE = 22050
 _TONES: dict[Verdict, list[tuple[float, float]]] = {
     # (frequency Hz, seconds); 0 Hz is a pause
-    "verified": [(880.0, 0.12), (0.0, 0.04), (1320.0, 0.16)],
-    "not_verified": [(220.0, 0.55)],
-    "cannot_verify": [(523.0, 0.14), (0.0, 0.08), (523.0, 0.14)],
+    Verdict.VERIFIED: [(880.0, 0.12), (0.0, 0.04), (1320.0, 0.16)],
+    Verdict.NOT_VERIFIED: [(220.0, 0.55)],
+    Verdict.CANNOT_VERIFY: [(523.0, 0.14), (0.0, 0.08), (523.0, 0.14)],
 }
 
 

@@ -38,6 +38,7 @@ from app.receipts.check import (
 )
 from app.receipts.record_pdf import desk_name, page_size_for, write_record
 from app.verify.flow import is_payslip_code
+from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ class RecordDesk(QObject):
     # -- saving ---------------------------------------------------------------------------------
 
     def _shown(self, verdict: str) -> None:
-        wanted = verdict in ("verified", "not_verified") and not self.screen.kiosk
+        wanted = verdict in RECORDABLE and not self.screen.kiosk
         outcome = self.screen.card.outcome
         self.button.setVisible(wanted and outcome is not None and not outcome.disagreement)
         self.button.setEnabled(True)

@@ -77,6 +77,7 @@ from app.ui.verify_record import attach_records
 from app.ui.verify_result import SCANNED_HINT, ResultPage
 from app.ui.wedge_scanner import WedgeScanner
 from app.verify.flow import Outcome, is_payslip_code
+from service.protocol.vocabulary import Verdict
 
 log = logging.getLogger("app.verify")
 
@@ -380,7 +381,7 @@ class VerifyScreen(QWidget):
         self.result_page.start_countdown()
         if outcome.code == "SERVICE_UNREACHABLE":
             self.health.set_connected(False)
-        elif outcome.verdict != "cannot_verify":
+        elif outcome.verdict != Verdict.CANNOT_VERIFY:
             self.health.set_connected(True)
 
     def clear_result(self) -> None:

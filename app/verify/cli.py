@@ -33,6 +33,7 @@ from app.shell.settings import SecretStore, Settings
 from app.verify.flow import Outcome, verify_reading
 from app.verify.presentation import employee_lines, shows_payslip_data, summary_lines
 from service.composition.settings import read_settings
+from service.protocol.vocabulary import Verdict
 
 NO_SERVICE = (
     "NO_SERVICE: no verification service is configured; pass --service-url (with --client-id "
@@ -70,7 +71,7 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
         print(f"\nReference  {attempt.result.service_reference}", file=out)
         for label, value in summary_lines(attempt.result):
             print(f"{label:<13}{value}", file=out)
-        if outcome.verdict == "verified":
+        if outcome.verdict == Verdict.VERIFIED:
             for label, value in employee_lines(attempt.result.employee, reveal=False):
                 print(f"{label:<13}{value}", file=out)
 

@@ -17,11 +17,13 @@ from typing import Any, Literal, Protocol
 from app.api.errors import ApiError, unreachable_words
 from app.inputs.reading import InputReading
 from app.verify.presentation import shows_payslip_data, withheld_result
-from app.verify.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, Verdict, meaning_of
+from app.verify.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, meaning_of
 from service.protocol.barcode_text import MAX_BARCODE_CHARS, BarcodeTextError, parse_barcode
 from service.protocol.schemas import VerificationResult
+from service.protocol.vocabulary import Verdict
 
-State = Literal["verified", "not_verified", "cannot_verify", "no_code"]
+State = Verdict | Literal["no_code"]
+"""How a check ended: its verdict, or ``"no_code"`` for an input that gets none."""
 
 
 class Verifier(Protocol):

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.verify.verdicts import plain_words
 from service.protocol.schemas import EmployeePii, VerificationResult
+from service.protocol.vocabulary import Verdict
 
 _MINOR_UNITS = {
     "JPY": 0,
@@ -231,14 +232,14 @@ def employee_lines(employee: EmployeePii, reveal: bool) -> list[tuple[str, str]]
     return lines
 
 
-def shows_payslip_data(verdict: str | None) -> bool:
+def shows_payslip_data(verdict: Verdict | None) -> bool:
     """The one privacy rule of every output (the GUI card, the kiosk, the phone page, and
     `app verify`'s text and JSON): payslip figures and employee data are shown only for VERIFIED.
     A NOT VERIFIED result (revoked, forged, disagreeing codes) still decrypts at the service, but
     shows only its reason and, when known, the issuer's name and the reference, so a bad payslip
     can never read like a good one nor hand out the person's details. The phone page
     (`service/http/phone_page/verify.js`) follows the same rule; tests hold all of them to it."""
-    return verdict == "verified"
+    return verdict == Verdict.VERIFIED
 
 
 def withheld_result(result: VerificationResult) -> dict[str, Any]:

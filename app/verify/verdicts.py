@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.protocol.errors import ErrorCode, Verdict
+from service.protocol.errors import ErrorCode
+from service.protocol.vocabulary import Verdict
 
 __all__ = [
     "EXIT_STATUS",
@@ -32,20 +33,28 @@ __all__ = [
     "INPUT_PROBLEMS",
     "MEANINGS",
     "NOT_A_PAYSLIP_CODE",
+    "RECORDABLE",
     "UNKNOWN",
     "Meaning",
-    "Verdict",
     "meaning_of",
     "plain_words",
 ]
 
 HEADLINES: dict[Verdict, str] = {
-    "verified": "VERIFIED",
-    "not_verified": "NOT VERIFIED",
-    "cannot_verify": "CANNOT VERIFY",
+    Verdict.VERIFIED: "VERIFIED",
+    Verdict.NOT_VERIFIED: "NOT VERIFIED",
+    Verdict.CANNOT_VERIFY: "CANNOT VERIFY",
 }
-EXIT_STATUS: dict[Verdict, int] = {"verified": 0, "not_verified": 1, "cannot_verify": 2}
+"""The headline a desk worker reads for each verdict (the GUI, the kiosk, `app verify`)."""
+EXIT_STATUS: dict[Verdict, int] = {
+    Verdict.VERIFIED: 0,
+    Verdict.NOT_VERIFIED: 1,
+    Verdict.CANNOT_VERIFY: 2,
+}
 """``python -m app verify`` exit status per verdict; bad input (no verdict) also exits 2."""
+RECORDABLE = frozenset({Verdict.VERIFIED, Verdict.NOT_VERIFIED})
+"""The verdicts a receipt (and so a verification record) can hold: the ones about the document.
+CANNOT VERIFY says nothing about it, so there is nothing to prove."""
 
 NOT_A_PAYSLIP_CODE = "That is not a payslip code: scan the QR badge on the payslip"
 
@@ -128,34 +137,36 @@ the protocol's, so the service's table and this one cannot disagree."""
 _APP_OUTCOMES: dict[str, Meaning] = {
     # -- the document is genuine and current
     "VERIFIED": Meaning(
-        "verified", "This payslip matches the record its payroll provider registered.", _ACCEPT
+        Verdict.VERIFIED,
+        "This payslip matches the record its payroll provider registered.",
+        _ACCEPT,
     ),
     # -- the document is not (or no longer) good
     "REVOKED": Meaning(
-        "not_verified",
+        Verdict.NOT_VERIFIED,
         "The payroll provider has revoked this payslip. Ask the employee for the current one.",
         _REJECT,
     ),
     "CONFLICTING_CODES": Meaning(
-        "not_verified",
+        Verdict.NOT_VERIFIED,
         "The PDF's hidden payslip data and its printed code name different payslips: the "
         "document has been changed.",
         _REJECT,
     ),
     # -- the API client's own codes: no usable answer, nothing is known about the document
     "SERVICE_UNREACHABLE": Meaning(
-        "cannot_verify",
+        Verdict.CANNOT_VERIFY,
         "The verification service could not be reached.",
         "Try again. If it keeps happening, check the network.",
     ),
     "INVALID_RESPONSE": Meaning(
-        "cannot_verify", "The service sent an answer this app does not understand.", _SUPPORT
+        Verdict.CANNOT_VERIFY, "The service sent an answer this app does not understand.", _SUPPORT
     ),
     "HTTP_ERROR": Meaning(
-        "cannot_verify", "The service refused the request in an unexpected way.", _OPERATOR
+        Verdict.CANNOT_VERIFY, "The service refused the request in an unexpected way.", _OPERATOR
     ),
     "API_ERROR": Meaning(
-        "cannot_verify", "Something went wrong while checking this payslip.", _SUPPORT
+        Verdict.CANNOT_VERIFY, "Something went wrong while checking this payslip.", _SUPPORT
     ),
 }
 

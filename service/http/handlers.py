@@ -144,6 +144,7 @@ def verify(context: Context, call: Call) -> Reply:
     result = context.domain.verification.verify_request(
         validated(VerifyRequest, call.body), _principal(call).client_id
     )
+    # A metrics label (verified, revoked or the error code), not a desk verdict.
     bottle.request.environ[OUTCOME_KEY] = "verified" if result.verified else "revoked"
     return Reply(200, result, NO_STORE)
 

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["ErrorBody", "ErrorCode", "FieldError", "Verdict"]
+from .vocabulary import Verdict
 
-Verdict = Literal["verified", "not_verified", "cannot_verify"]
-"""What a check means to the person at the desk: accept (`verified`), do not accept
-(`not_verified`: something is wrong with the document), or try again (`cannot_verify`: the check
-itself failed and nothing is known about the document)."""
+__all__ = ["ErrorBody", "ErrorCode", "FieldError"]
 
 
 class ErrorCode(StrEnum):
@@ -64,60 +61,60 @@ class ErrorCode(StrEnum):
         "VALIDATION_FAILED",
         400,
         "The request failed validation",
-        "not_verified",
+        Verdict.NOT_VERIFIED,
     )
     DECRYPTION_FAILED = (
         "DECRYPTION_FAILED",
         400,
         "The barcode could not be authenticated",
-        "not_verified",
+        Verdict.NOT_VERIFIED,
     )
     SERVICE_REFERENCE_NOT_FOUND = (
         "SERVICE_REFERENCE_NOT_FOUND",
         404,
         "No record for this reference",
-        "not_verified",
+        Verdict.NOT_VERIFIED,
     )
     KEY_VERSION_UNAVAILABLE = (
         "KEY_VERSION_UNAVAILABLE",
         410,
         "No live decryption key for this record",
-        "not_verified",
+        Verdict.NOT_VERIFIED,
     )
     # The check itself failed: nothing is known about the document.
-    UNAUTHORIZED = ("UNAUTHORIZED", 401, "Missing or invalid credentials", "cannot_verify")
-    FORBIDDEN = ("FORBIDDEN", 403, "Not permitted", "cannot_verify")
+    UNAUTHORIZED = ("UNAUTHORIZED", 401, "Missing or invalid credentials", Verdict.CANNOT_VERIFY)
+    FORBIDDEN = ("FORBIDDEN", 403, "Not permitted", Verdict.CANNOT_VERIFY)
     CONFLICT = (
         "CONFLICT",
         409,
         "Reference already registered with different data",
-        "cannot_verify",
+        Verdict.CANNOT_VERIFY,
     )
-    IV_REUSED = ("IV_REUSED", 409, "The IV was already used by this issuer", "cannot_verify")
+    IV_REUSED = ("IV_REUSED", 409, "The IV was already used by this issuer", Verdict.CANNOT_VERIFY)
     PAYLOAD_TOO_LARGE = (
         "PAYLOAD_TOO_LARGE",
         413,
         "The request body is too large",
-        "cannot_verify",
+        Verdict.CANNOT_VERIFY,
     )
     UNSUPPORTED_MEDIA_TYPE = (
         "UNSUPPORTED_MEDIA_TYPE",
         415,
         "Unsupported content type",
-        "cannot_verify",
+        Verdict.CANNOT_VERIFY,
     )
-    RATE_LIMITED = ("RATE_LIMITED", 429, "Too many requests", "cannot_verify", True)
-    INTERNAL_ERROR = ("INTERNAL_ERROR", 500, "Internal error", "cannot_verify")
+    RATE_LIMITED = ("RATE_LIMITED", 429, "Too many requests", Verdict.CANNOT_VERIFY, True)
+    INTERNAL_ERROR = ("INTERNAL_ERROR", 500, "Internal error", Verdict.CANNOT_VERIFY)
     SERVICE_UNAVAILABLE = (
         "SERVICE_UNAVAILABLE",
         503,
         "Service unavailable",
-        "cannot_verify",
+        Verdict.CANNOT_VERIFY,
         True,
     )
     # Unknown path or method: the caller's base URL or client is wrong (same error body).
-    NOT_FOUND = ("NOT_FOUND", 404, "Not found", "cannot_verify")
-    METHOD_NOT_ALLOWED = ("METHOD_NOT_ALLOWED", 405, "Method not allowed", "cannot_verify")
+    NOT_FOUND = ("NOT_FOUND", 404, "Not found", Verdict.CANNOT_VERIFY)
+    METHOD_NOT_ALLOWED = ("METHOD_NOT_ALLOWED", 405, "Method not allowed", Verdict.CANNOT_VERIFY)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["BatchItemStatus", "KeyState", "PayslipSchema", "RecordStatus", "WireWord"]
+__all__ = ["BatchItemStatus", "KeyState", "PayslipSchema", "RecordStatus", "Verdict", "WireWord"]
 
 
 class WireWord(StrEnum):
@@ -42,6 +42,19 @@ class KeyState(WireWord):
     """Older, still decrypts the payslips sealed with it."""
     RETIRED = "retired"
     """Key material destroyed; never decrypts again."""
+
+
+class Verdict(WireWord):
+    """What a check means to the person at the desk (each `ErrorCode` carries one; the app keys
+    its desk words, exit statuses and sounds by it). Not a field of any wire model: the wire
+    says `verified: true|false` and an error code, and the verdict follows from them."""
+
+    VERIFIED = "verified"
+    """Accept: the code decrypted and matches an active registered record."""
+    NOT_VERIFIED = "not_verified"
+    """Do not accept: something is wrong with the document."""
+    CANNOT_VERIFY = "cannot_verify"
+    """Try again: the check itself failed and nothing is known about the document."""
 
 
 class BatchItemStatus(WireWord):

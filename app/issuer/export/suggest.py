@@ -20,6 +20,7 @@ from app.issuer.export.cells import date_text
 from app.issuer.export.formats import open_table
 from app.issuer.export.mapping import norm_header
 from app.issuer.fields import ValueProblem, spec_for_path
+from service.protocol.vocabulary import PayslipSchema
 
 __all__ = ["country_of", "suggest_for_file", "suggest_mapping"]
 
@@ -167,7 +168,7 @@ def suggest_mapping(
 ) -> dict[str, Any]:
     """The MAPPING.json (as a dict) for these headers; unplaced headers map to None."""
     country = country_of(headers)
-    schema = "au.payslip.v2" if country == "AU" else "nz.payslip.v2"
+    schema = PayslipSchema.AU_V2 if country == "AU" else PayslipSchema.NZ_V2
     table = _BY_COUNTRY[country]
     columns: dict[str, str | None] = {}
     used: set[str] = set()

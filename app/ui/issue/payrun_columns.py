@@ -34,12 +34,13 @@ from app.issuer.export.mapping import DATE_FORMATS, IGNORE, ExportMapping, Mappi
 from app.issuer.export.preview import ExportLook, PreviewRow, mapping_from
 from app.issuer.fields import field_index
 from app.ui.staff_style import label, section, set_status
+from service.protocol.vocabulary import PayslipSchema
 
 SCHEMAS = (
-    ("Australia", "au.payslip.v2"),
-    ("New Zealand", "nz.payslip.v2"),
-    ("Australia, whole cents (older format)", "au.payslip.v1"),
-    ("New Zealand, whole cents (older format)", "nz.payslip.v1"),
+    ("Australia", PayslipSchema.AU_V2),
+    ("New Zealand", PayslipSchema.NZ_V2),
+    ("Australia, whole cents (older format)", PayslipSchema.AU_V1),
+    ("New Zealand, whole cents (older format)", PayslipSchema.NZ_V1),
 )
 DATE_EXAMPLES = {
     "DD/MM/YYYY": "13/11/2026",
@@ -136,7 +137,7 @@ class ExportColumns(QObject):
         options = QGridLayout()
         self.country = QComboBox()
         for words, schema in SCHEMAS:
-            self.country.addItem(words, schema)
+            self.country.addItem(words, str(schema))  # the word, as the mapping file holds it
         self.dates = QComboBox()
         for fmt in DATE_FORMATS:
             self.dates.addItem(f"{DATE_EXAMPLES[fmt]}  ({fmt})", fmt)

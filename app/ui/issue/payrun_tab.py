@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.issuer.messages import describe_error
 from app.issuer.progress import PhaseCount, Progress
+from app.issuer.row_status import RowStatus
 from app.issuer.run.results import MAX_BATCH, RunCancelled, RunInterrupted, RunSettings, RunSummary
 from app.issuer.run.rows import PayrunRow, RowProblem
 from app.issuer.run.runner import PayRun
@@ -40,7 +41,7 @@ from app.ui.issue.payrun_columns import ExportColumns
 from app.ui.issue.payrun_export import ExportColumnsFlow
 from app.ui.issue.payrun_files import PayRunFiles
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
-from app.ui.issue.results import ProblemsFilter, ResultsModel
+from app.ui.issue.results import READY, ProblemsFilter, ResultsModel
 from app.ui.issue.two_columns import TwoColumns
 from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
@@ -224,12 +225,11 @@ class PayRunTab(ExportColumnsFlow, QWidget):
                 done += 1
                 if isinstance(item, PayrunRow):
                     ready += 1
-                    chunk.append((item.number, item.external_id, "ready", "", ""))
+                    chunk.append((item.number, item.external_id, READY, "", ""))
                 else:
                     problems.append(item)
-                    chunk.append(
-                        (item.number, item.external_id, "rejected", "", "; ".join(item.reasons))
-                    )
+                    reasons = "; ".join(item.reasons)
+                    chunk.append((item.number, item.external_id, RowStatus.REJECTED, "", reasons))
                 if len(chunk) >= CHECK_REPORT_EVERY:
                     signals.results.emit(chunk)
                     signals.checking.emit(done, total)

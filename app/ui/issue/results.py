@@ -14,17 +14,23 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
+from app.issuer.row_status import RowStatus
+
+READY = "ready"
+"""A checked row not sent yet (before the run): the table's own word beside the run's."""
+_FINE = frozenset({RowStatus.CREATED, RowStatus.DUPLICATE, READY})
+
 
 class ResultsModel(QAbstractTableModel):
     """Per-row results, appended a batch at a time (a 50,000-row run stays responsive)."""
 
     HEADERS = ("Row", "External id", "Result", "Reference", "Reason")
-    LABELS = {
-        "created": "Registered",
-        "duplicate": "Already registered",
-        "error": "Refused",
-        "rejected": "Not sent",
-        "ready": "Ready",
+    LABELS: dict[str, str] = {
+        RowStatus.CREATED: "Registered",
+        RowStatus.DUPLICATE: "Already registered",
+        RowStatus.ERROR: "Refused",
+        RowStatus.REJECTED: "Not sent",
+        READY: "Ready",
     }
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -53,7 +59,7 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.UserRole:
             return row[2]
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 2:
-            ok = row[2] in ("created", "duplicate", "ready")
+            ok = row[2] in _FINE
             return QColor("#107c10") if ok else QColor("#a4262c")
         return None
 
@@ -92,4 +98,4 @@ class ProblemsFilter(QSortFilterProxyModel):
             return True
         model = self.sourceModel()
         assert isinstance(model, ResultsModel)
-        return model.rows[source_row][2] not in ("created", "duplicate", "ready")
+        return model.rows[source_row][2] not in _FINE

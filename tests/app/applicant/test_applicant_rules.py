@@ -16,6 +16,7 @@ from app.applicant.money import format_minor, minor_amount
 from app.applicant.names import same_name
 from app.applicant.problems import Check
 from app.applicant.rules import check_set, financial_year
+from service.protocol.vocabulary import Verdict
 
 ISSUER = "0f8e8d3c-1111-4222-8333-444455556666"
 NAME = "Jane Smith"
@@ -64,7 +65,7 @@ def fortnights(
 
 def docs_of(payslips: list[Payslip]) -> list[Document]:
     return [
-        Document(i, f"p{i}.pdf", f"p{i}.pdf", "verified", "VERIFIED", f"{i:022d}", payslip=p)
+        Document(i, f"p{i}.pdf", f"p{i}.pdf", Verdict.VERIFIED, "VERIFIED", f"{i:022d}", payslip=p)
         for i, p in enumerate(payslips)
     ]
 
@@ -87,7 +88,7 @@ def test_consecutive_fortnights_are_verified_with_their_income(start: date, gros
     payslips = fortnights(start, grosses)
     result = check_set(docs_of(payslips), today=today_after(payslips), applicant_name=NAME)
     assert result.problems == ()
-    assert result.verdict == "verified"
+    assert result.verdict == Verdict.VERIFIED
     income = result.income.income
     assert income is not None and income.periods_per_year == 26
     assert income.gross_per_year_minor == half_up(Fraction(sum(grosses) * 26, len(grosses)))
@@ -104,7 +105,7 @@ def test_one_missing_fortnight_is_one_gap(start: date, grosses: list[int], data:
     gap = result.problems[0]
     assert gap.documents == (missing - 1, missing)
     assert payslips[missing].period_start.strftime("%-d %b %Y") in gap.message
-    assert result.verdict == "not_verified"
+    assert result.verdict == Verdict.NOT_VERIFIED
 
 
 @given(starts, pays, st.integers(1, 13), st.data())
@@ -116,7 +117,7 @@ def test_overlapping_periods(start: date, grosses: list[int], days: int, data: s
     result = check_set(docs_of(payslips), today=today_after(payslips))
     assert next(p for p in result.problems if p.check == Check.OVERLAP).documents == (k - 1, k)
     assert Check.GAP not in checks(result)
-    assert result.verdict == "not_verified"
+    assert result.verdict == Verdict.NOT_VERIFIED
 
 
 @given(starts, pays, st.integers(-50_000, 50_000).filter(bool), st.data())
@@ -172,7 +173,7 @@ def test_a_name_in_another_word_order_with_accents_matches(
     assert same_name(printed, applicant)
     payslips = fortnights(date(2026, 9, 5), [300_000, 300_000], name=printed)
     result = check_set(docs_of(payslips), today=today_after(payslips), applicant_name=applicant)
-    assert result.verdict == "verified"
+    assert result.verdict == Verdict.VERIFIED
 
 
 def test_names_of_the_protocol_examples():
@@ -193,19 +194,21 @@ def test_a_different_employee(start: date, grosses: list[int], data: st.DataObje
         (Check.NAME_MISMATCH, (k,)),
     ]
     assert "names Jane Citizen, not the applicant Jane Smith" in result.problems[1].message
-    assert result.verdict == "not_verified"
+    assert result.verdict == Verdict.NOT_VERIFIED
 
 
 @given(starts, pays, st.data())
 def test_a_revoked_one(start: date, grosses: list[int], data: st.DataObject):
     docs = docs_of(fortnights(start, grosses))
     k = data.draw(st.integers(0, len(docs) - 1))
-    docs[k] = Document(k, "r.pdf", "r.pdf", "not_verified", "REVOKED", "R" * 22, code="REVOKED")
+    docs[k] = Document(
+        k, "r.pdf", "r.pdf", Verdict.NOT_VERIFIED, "REVOKED", "R" * 22, code="REVOKED"
+    )
     payslips = [d.payslip for d in docs if d.payslip]
     result = check_set(docs, today=today_after(payslips))
     assert (Check.NOT_VERIFIED, (k,)) in [(p.check, p.documents) for p in result.problems]
     assert "revoked" in result.problems[0].message
-    assert result.verdict == "not_verified"
+    assert result.verdict == Verdict.NOT_VERIFIED
     assert result.income.income is not None and result.income.income.payslips == len(docs) - 1
 
 
@@ -214,7 +217,12 @@ def test_one_unreachable_is_cannot_verify(start: date, grosses: list[int], data:
     docs = docs_of(fortnights(start, grosses))
     k = data.draw(st.integers(0, len(docs) - 1))
     docs[k] = Document(
-        k, "u.pdf", "u.pdf", "cannot_verify", "SERVICE_UNREACHABLE", code="SERVICE_UNREACHABLE"
+        k,
+        "u.pdf",
+        "u.pdf",
+        Verdict.CANNOT_VERIFY,
+        "SERVICE_UNREACHABLE",
+        code="SERVICE_UNREACHABLE",
     )
     payslips = [d.payslip for d in docs if d.payslip]
     result = check_set(docs, today=today_after(payslips))
@@ -222,7 +230,7 @@ def test_one_unreachable_is_cannot_verify(start: date, grosses: list[int], data:
         assert checks(result)[0] == Check.CANNOT_VERIFY
     else:
         assert checks(result) == [Check.CANNOT_VERIFY]
-        assert result.verdict == "cannot_verify"
+        assert result.verdict == Verdict.CANNOT_VERIFY
 
 
 def test_not_a_payslip_alone_is_cannot_verify():
@@ -233,7 +241,7 @@ def test_not_a_payslip_alone_is_cannot_verify():
     ]
     result = check_set(docs, today=today_after(payslips))
     assert [(p.check, p.documents) for p in result.problems] == [(Check.NOT_A_PAYSLIP, (1,))]
-    assert result.verdict == "cannot_verify"
+    assert result.verdict == Verdict.CANNOT_VERIFY
 
 
 @given(starts, pays)
@@ -260,7 +268,7 @@ def test_duplicate_and_stale():
     income = result.income.income
     assert income is not None and income.payslips == 2  # the duplicate is one pay, not two
     fresh = check_set(docs[:2], today=latest + timedelta(days=45), max_age_days=45)
-    assert fresh.verdict == "verified"
+    assert fresh.verdict == Verdict.VERIFIED
 
 
 def test_different_employer_by_issuer_or_abn():

@@ -28,6 +28,7 @@ from app.shell.context import AppContext
 from app.ui.applicant_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.schemas import RECEIPT_TYPE
+from service.protocol.vocabulary import Verdict
 from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs
 from testbed.factories import MARKER_ACCOUNT
 from tests.app.ui.test_applicant_screen import (  # noqa: F401 - the fixture
@@ -96,7 +97,7 @@ def test_the_set_record_holds_each_receipt_and_no_data_of_the_revoked_payslip(
     panel.add_files([Path(f) for f in files])
     panel.add_code("not a payslip code")
     _wait_done(qtbot, panel)
-    assert panel.check is not None and panel.check.verdict == "not_verified"
+    assert panel.check is not None and panel.check.verdict == Verdict.NOT_VERIFIED
     assert button.isVisible() and button.text() == SAVE_TEXT
     _shot(screen, "applicant_record_button", screenshot_dir)
 

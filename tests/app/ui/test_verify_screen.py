@@ -44,6 +44,7 @@ from service.documents.badge import render_badge_png
 from service.documents.pdf_stamp import stamp_badge
 from service.protocol.barcode_text import build_payload_v2, parse_barcode
 from service.protocol.schemas import VerificationResult
+from service.protocol.vocabulary import Verdict
 from testbed.factories import blank_pdf
 
 pytestmark = pytest.mark.gui
@@ -401,7 +402,7 @@ def test_every_other_error_code_has_its_message(
     texts = screen.card.visible_texts()
     assert meaning.headline in texts
     assert meaning.words in texts and meaning.instruction in texts
-    assert ("Try again" in texts) is (meaning.verdict == "cannot_verify")
+    assert ("Try again" in texts) is (meaning.verdict == Verdict.CANNOT_VERIFY)
     assert "req-test-1" in screen.card.all_texts() and "req-test-1" not in texts
 
 
@@ -1049,7 +1050,7 @@ def test_verdict_sound_is_off_by_default_and_tells_the_verdicts_apart(
     demo_context: AppContext,
     qtbot: Any,
 ) -> None:
-    played: list[tuple[str, bytes]] = []
+    played: list[tuple[Verdict, bytes]] = []
     screen = make_screen()
     screen.sound.player = lambda verdict, data: played.append((verdict, data))
     assert demo_context.settings.verdict_sound is False
@@ -1058,14 +1059,14 @@ def test_verdict_sound_is_off_by_default_and_tells_the_verdicts_apart(
     assert played == []  # off by default
     screen.clear_result()
     demo_context.settings.verdict_sound = True
-    for prefix, verdict in (("AU", "verified"), ("Revoked", "not_verified")):
+    for prefix, verdict in (("AU", Verdict.VERIFIED), ("Revoked", Verdict.NOT_VERIFIED)):
         screen.code_field.setText(sample(demo_context, prefix).payload)
         assert wait_result(qtbot, screen, screen.submit_text) == verdict
         screen.clear_result()
-    assert [v for v, _ in played] == ["verified", "not_verified"]
+    assert [v for v, _ in played] == [Verdict.VERIFIED, Verdict.NOT_VERIFIED]
     # Each sound is a real, short WAV, and the three differ.
-    sounds = {v: verdict_wav(v) for v in ("verified", "not_verified", "cannot_verify")}
-    assert played[0][1] == sounds["verified"]
+    sounds = {v: verdict_wav(v) for v in Verdict}
+    assert played[0][1] == sounds[Verdict.VERIFIED]
     assert len(set(sounds.values())) == 3
     for data in sounds.values():
         with wave.open(io.BytesIO(data)) as clip:

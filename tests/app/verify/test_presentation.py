@@ -25,6 +25,7 @@ from app.verify.verdicts import (
 )
 from service.protocol.errors import ErrorCode
 from service.protocol.schemas import EmployeePii, VerificationResult
+from service.protocol.vocabulary import Verdict
 from testbed.factories import AU_V1
 
 
@@ -121,7 +122,7 @@ def test_every_wire_code_has_the_protocols_verdict(code: ErrorCode) -> None:
 
 
 def test_the_three_verdicts_mean_one_thing_each() -> None:
-    not_verified = {c for c, m in MEANINGS.items() if m.verdict == "not_verified"}
+    not_verified = {c for c, m in MEANINGS.items() if m.verdict == Verdict.NOT_VERIFIED}
     assert not_verified == {
         "REVOKED",
         "DECRYPTION_FAILED",
@@ -130,7 +131,7 @@ def test_the_three_verdicts_mean_one_thing_each() -> None:
         "VALIDATION_FAILED",
         "CONFLICTING_CODES",
     }
-    assert {c for c, m in MEANINGS.items() if m.verdict == "verified"} == {"VERIFIED"}
+    assert {c for c, m in MEANINGS.items() if m.verdict == Verdict.VERIFIED} == {"VERIFIED"}
     for code in (
         "SERVICE_UNREACHABLE",
         "RATE_LIMITED",
@@ -138,14 +139,14 @@ def test_the_three_verdicts_mean_one_thing_each() -> None:
         "INTERNAL_ERROR",
         "UNAUTHORIZED",
     ):
-        assert MEANINGS[code].verdict == "cannot_verify"
+        assert MEANINGS[code].verdict == Verdict.CANNOT_VERIFY
     assert all(
         m.instruction.startswith("Do not accept") for c, m in MEANINGS.items() if c in not_verified
     )
     assert MEANINGS["VERIFIED"].instruction == "Accept this payslip."
     # A code from a newer service never turns into "not verified".
-    assert meaning_of("SOMETHING_NEW").verdict == "cannot_verify"
-    assert EXIT_STATUS == {"verified": 0, "not_verified": 1, "cannot_verify": 2}
+    assert meaning_of("SOMETHING_NEW").verdict == Verdict.CANNOT_VERIFY
+    assert EXIT_STATUS == {Verdict.VERIFIED: 0, Verdict.NOT_VERIFIED: 1, Verdict.CANNOT_VERIFY: 2}
     assert INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"] == NOT_A_PAYSLIP_CODE
     assert set(INPUT_PROBLEMS).isdisjoint(MEANINGS)
 

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from app.applicant.report import SET_WORDS
 from app.issuer.pii import PII_FORMAT_FOR_SCHEMA, format_for_schema
 from app.issuer.row_status import RowStatus
 from app.ui.admin_overview import KEY_STATES
+from app.ui.issue.payrun_columns import SCHEMAS
+from app.ui.issue.results import READY, ResultsModel
 from app.ui.issue.schema_choice import CURRENT, OLDER, SCHEMA_LABELS
-from service.protocol.vocabulary import BatchItemStatus, KeyState, PayslipSchema
+from app.ui.style import VERDICT_TONES
+from app.ui.verdict_sound import verdict_wav
+from service.protocol.vocabulary import BatchItemStatus, KeyState, PayslipSchema, Verdict
 
 
 def test_every_key_state_has_its_office_words() -> None:
@@ -34,3 +39,14 @@ def test_a_rows_status_is_the_services_word_for_its_record(answered: BatchItemSt
 def test_a_word_from_a_newer_service_counts_the_row_as_refused() -> None:
     assert RowStatus.of_answer("queued") is RowStatus.ERROR
     assert not RowStatus.REJECTED.registered
+
+
+def test_every_verdict_has_its_set_words_tone_and_sound() -> None:
+    assert set(SET_WORDS) == set(VERDICT_TONES) == set(Verdict)
+    assert VERDICT_TONES[Verdict.CANNOT_VERIFY] == "error"
+    assert len({verdict_wav(v) for v in Verdict}) == len(Verdict)
+
+
+def test_every_row_status_has_its_results_label_and_every_schema_its_export_choice() -> None:
+    assert set(ResultsModel.LABELS) == set(RowStatus) | {READY}
+    assert {schema for _, schema in SCHEMAS} == set(PayslipSchema)

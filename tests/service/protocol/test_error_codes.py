@@ -10,6 +10,7 @@ import pytest
 from service.domain.errors import ServiceError
 from service.http.errors import error_body, error_headers, error_json
 from service.protocol.errors import ErrorBody, ErrorCode, FieldError
+from service.protocol.vocabulary import Verdict
 
 PROTOCOL_6 = {
     "VALIDATION_FAILED": 400,
@@ -48,13 +49,13 @@ def test_retry_after_and_verdicts() -> None:
         ErrorCode.RATE_LIMITED,
         ErrorCode.SERVICE_UNAVAILABLE,
     }
-    assert {c for c in ErrorCode if c.verdict == "not_verified"} == {
+    assert {c for c in ErrorCode if c.verdict == Verdict.NOT_VERIFIED} == {
         ErrorCode.VALIDATION_FAILED,
         ErrorCode.DECRYPTION_FAILED,
         ErrorCode.SERVICE_REFERENCE_NOT_FOUND,
         ErrorCode.KEY_VERSION_UNAVAILABLE,
     }
-    assert {c.verdict for c in ErrorCode} == {"not_verified", "cannot_verify"}
+    assert {c.verdict for c in ErrorCode} == {Verdict.NOT_VERIFIED, Verdict.CANNOT_VERIFY}
 
 
 def test_the_error_object_round_trips_and_leaves_out_what_is_absent() -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
+from app.verify.flow import Outcome
+from app.verify.verdicts import EXIT_STATUS, HEADLINES, MEANINGS
 from service.composition.instance import (
     domain_for,
     init_instance,
@@ -24,7 +27,14 @@ from service.http.openapi import build_openapi
 from service.protocol import schemas
 from service.protocol.crypto import new_key
 from service.protocol.encoding import b64url_encode
-from service.protocol.vocabulary import BatchItemStatus, KeyState, PayslipSchema, RecordStatus
+from service.protocol.errors import ErrorCode
+from service.protocol.vocabulary import (
+    BatchItemStatus,
+    KeyState,
+    PayslipSchema,
+    RecordStatus,
+    Verdict,
+)
 from testbed.factories import sealed_record
 
 
@@ -119,3 +129,42 @@ def test_the_key_states_the_overview_sends_are_exactly_key_state(tmp_path: Path)
     states = [k["state"] for k in sent["keys"] if k["issuer_id"] == issuer.issuer_id]
     assert states == ["retired", "live", "active"]
     assert sorted(states) == sorted(_values(KeyState))
+
+
+def test_every_verdict_is_a_member_and_travels_as_its_word() -> None:
+    """Each error code's verdict and each desk outcome's is a `Verdict` member, and a member
+    serialised anywhere (JSON, a pydantic dump, an f-string, a repr in a message) is exactly the
+    word it replaced."""
+    assert _values(Verdict) == ["verified", "not_verified", "cannot_verify"]
+    assert all(isinstance(code.verdict, Verdict) for code in ErrorCode)
+    assert all(isinstance(meaning.verdict, Verdict) for meaning in MEANINGS.values())
+    for verdict in Verdict:
+        word = verdict.value
+        assert json.dumps({verdict: verdict}) == f'{{"{word}": "{word}"}}'
+        assert TypeAdapter(Verdict).dump_json(verdict) == f'"{word}"'.encode()
+        assert f"{verdict}" == str(verdict) == "%s" % verdict == word  # noqa: UP031 (as logging)
+        assert repr(verdict) == repr(word)
+
+
+def test_the_desk_table_has_an_entry_for_every_verdict() -> None:
+    """`app.verify.verdicts` keys its desk words by the enum, and a verdict added to the protocol
+    without its headline and exit status fails here; the words themselves are unchanged."""
+    assert set(HEADLINES) == set(EXIT_STATUS) == set(Verdict)
+    assert {meaning.verdict for meaning in MEANINGS.values()} == set(Verdict)
+    assert HEADLINES == {
+        "verified": "VERIFIED",
+        "not_verified": "NOT VERIFIED",
+        "cannot_verify": "CANNOT VERIFY",
+    }
+    assert EXIT_STATUS == {"verified": 0, "not_verified": 1, "cannot_verify": 2}
+
+
+@pytest.mark.parametrize("reason", sorted(MEANINGS))
+def test_app_verify_json_carries_the_headline_as_plain_text(reason: str) -> None:
+    """`python -m app verify --json` prints the headline of the outcome's verdict, a plain
+    string, and exits with its status."""
+    outcome = Outcome(reason)
+    printed = json.loads(json.dumps(outcome.as_json()))
+    assert printed["verdict"] == HEADLINES[MEANINGS[reason].verdict]
+    assert type(outcome.as_json()["verdict"]) is str
+    assert outcome.exit_status == EXIT_STATUS[MEANINGS[reason].verdict]
