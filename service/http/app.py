@@ -43,7 +43,8 @@ def build_bottle(
 ) -> bottle.Bottle:
     """`shared` (Redis) makes the limits hold across workers and hosts; None keeps them in
     this process's memory (single-process servers)."""
-    app = bottle.Bottle(catchall=True, autojson=False)
+    app = bottle.Bottle()
+    app.config["json.disable"] = True  # replies are our own JSON (Bottle 0.13's setting)
     limits = config.rate_limits
     app.install(
         ApiPlugin(
