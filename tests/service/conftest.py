@@ -1,24 +1,30 @@
-"""Service fixtures: a real instance on a real store, served on loopback.
+"""Service fixtures: a real instance on a real store, reached in-process or on loopback.
 
 `live` comes in two stores (issue 14 item 7). Modules that only talk HTTP set
 `LIVE_STORES = BOTH_STORES`, and each of their tests that takes `live` then runs twice:
 
-- "tinydb": a fresh TinyDB instance in tmp_path, served in this process by waitress, per test.
+- "tinydb": a TinyDB instance in a temporary directory, served in this process by waitress.
 - "postgres-4-workers": `python -m service serve --workers 4` (gunicorn) on a throwaway
   PostgreSQL database and Redis, its instance made with the CLI (`init`, `create-issuer`,
-  `create-verifier`) on a data directory that shares that database. Starting it costs seconds, so
-  there is one per module; each test gets its own fresh issuer and verifier, created through the
-  store port on that same database. Records and counts the test looks at are its own issuers'
-  (`LiveService.records_by_issuer`). Its rate limits are raised: a per-test server starts with
-  fresh counters, a module-wide one would count every earlier test's requests against the next.
+  `create-verifier`) on a data directory that shares that database. Its rate limits are raised:
+  a module-wide server counts every earlier test's requests against the next.
+
+Starting a server costs, so a module of such tests shares one per store (issue 21): each test
+gets its own fresh issuer and verifier, created through the store port on that same store, and
+looks only at its own issuers' records (`LiveService.records_by_issuer`). Modules that do not
+declare both stores get a fresh TinyDB instance per test.
+
+Requests go through `live.http`: on TinyDB an in-process WSGI client (no socket: HTTP behaviour
+is the app's), on the PostgreSQL variant a client of the real server. `live.url` is the real
+server's address, for what needs a socket (the app's API client, a subprocess, a browser).
 
 Tests look at what was stored through helpers that work on both: `live.store` (the server's own
 TinyDB store, or a PostgreSQL connection of the test process on the same database),
 `live.records_by_issuer()`, `live.places_holding(needles)` (files of the data directory and, on
 PostgreSQL, every row), `live.config` (to mint tokens as the server would) and `live.cli_env()`
-(to run `python -m service admin --data-dir` against the same data). A test that needs the
-in-process server itself (`live.running`, monkeypatched module constants) carries
-`@pytest.mark.tinydb_only` with its reason and runs on TinyDB alone.
+(to run `python -m service admin --data-dir` against the same data). A test that needs an
+in-process server of its own (`live.running` stopped, monkeypatched module constants) carries
+`@pytest.mark.tinydb_only` with its reason and runs on TinyDB alone, on a server of its own.
 """
 
 from __future__ import annotations
@@ -79,6 +85,8 @@ class LiveService:
     earlier_records: int = 0
     """Records stored by earlier tests on the same module-wide database."""
     database_url: str | None = None
+    http: httpx.Client = field(default_factory=httpx.Client)
+    """In-process on TinyDB (the served WSGI app, no socket), the real server on PostgreSQL."""
 
     @property
     def url(self) -> str:
@@ -133,7 +141,7 @@ class LiveService:
 
     def token(self, client_id: str, secret: str, scope: str | None = None) -> str:
         extra = {"scope": scope} if scope else {}
-        return fetch_token(self.url, client_id, secret, timeout=10, **extra)
+        return fetch_token(self.url, client_id, secret, http=self.http, timeout=10, **extra)
 
     def issuer_token(self) -> str:
         return self.token(self.issuer["client_id"], self.issuer["client_secret"])
@@ -148,7 +156,7 @@ class LiveService:
         headers = kwargs.pop("headers", {})
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        return httpx.post(f"{self.url}{path}", json=body, headers=headers, timeout=30, **kwargs)
+        return self.http.post(f"{self.url}{path}", json=body, headers=headers, timeout=30, **kwargs)
 
     def verify(self, barcode: str, token: str | None = None) -> httpx.Response:
         return self.post(
@@ -198,7 +206,15 @@ def start_live(data_dir: Path, **options: Any) -> LiveService:
         created["admin_client_secret"],
         issuer,
         verifier,
+        http=in_process_client(running),
     )
+
+
+def in_process_client(running: Running) -> httpx.Client:
+    """A client of the served WSGI app itself, in this process: the app's answers without a
+    socket (the waitress guard's early refusals are the hosting tests' subject)."""
+    transport = httpx.WSGITransport(app=running.server.application)
+    return httpx.Client(transport=transport, base_url=running.url, timeout=30)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -220,13 +236,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @dataclass
 class SharedServer:
-    """One `serve --workers 4` on PostgreSQL + Redis for a test module."""
+    """One server for a test module: `serve --workers 4` on PostgreSQL + Redis, or an
+    in-process TinyDB one (`running`)."""
 
     url: str
     data_dir: Path
     admin: dict[str, str]
     store: Store
-    database_url: str
+    database_url: str | None
+    running: Running | None = None
+
+
+@pytest.fixture(scope="module")
+def tinydb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedServer]:
+    data_dir = tmp_path_factory.mktemp("tinydb-live") / "data"
+    created = init_instance(data_dir)
+    running = start(data_dir)
+    try:
+        yield SharedServer(running.url, data_dir, created, running.store, None, running)
+    finally:
+        running.stop()
 
 
 @pytest.fixture(scope="module")
@@ -269,7 +298,7 @@ def _wait_for_workers(server: Any, count: int, timeout: float = 30) -> None:
         time.sleep(0.1)
 
 
-def _postgres_live(shared: SharedServer) -> LiveService:
+def _shared_live(shared: SharedServer) -> LiveService:
     earlier = frozenset(i.issuer_id for i in shared.store.list_issuers())
     earlier_verifiers = frozenset(v.verifier_id for v in shared.store.list_verifiers())
     earlier_records = sum(shared.store.counts().records_by_issuer.values())
@@ -283,42 +312,40 @@ def _postgres_live(shared: SharedServer) -> LiveService:
         shared.admin["admin_client_secret"],
         issuer,
         verifier,
-        backend=POSTGRES_4_WORKERS,
+        backend=TINYDB if shared.running is not None else POSTGRES_4_WORKERS,
         base_url=shared.url,
         shared_store=shared.store,
         earlier_issuers=earlier,
         earlier_verifiers=earlier_verifiers,
         earlier_records=earlier_records,
         database_url=shared.database_url,
+        http=(
+            in_process_client(shared.running)
+            if shared.running is not None
+            else httpx.Client(base_url=shared.url, timeout=30)
+        ),
     )
 
 
 @pytest.fixture
 def live(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LiveService]:
-    if getattr(request, "param", TINYDB) == POSTGRES_4_WORKERS:
-        yield _postgres_live(request.getfixturevalue("postgres_server"))
+    backend = getattr(request, "param", TINYDB)
+    shared_module = getattr(request.module, "LIVE_STORES", (TINYDB,)) == BOTH_STORES
+    if backend == POSTGRES_4_WORKERS:
+        server = request.getfixturevalue("postgres_server")
+    elif shared_module and not request.node.get_closest_marker("tinydb_only"):
+        server = request.getfixturevalue("tinydb_server")
+    else:
+        live = start_live(tmp_path / "data")
+        try:
+            yield live
+        finally:
+            live.http.close()
+            assert live.running is not None
+            live.running.stop()
         return
-    live = start_live(tmp_path / "data")
+    live = _shared_live(server)
     try:
         yield live
     finally:
-        assert live.running is not None
-        live.running.stop()
-
-
-@pytest.fixture(autouse=True)
-def _fast_http(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """httpx.post builds an SSL context per call (~20 ms); loopback needs none. Tests and the
-    LiveService helpers call httpx.post, so patch the module functions for every service test."""
-    client = httpx.Client(
-        verify=False, timeout=60, limits=httpx.Limits(max_keepalive_connections=0)
-    )
-    for name in ("get", "post", "request"):
-        method = getattr(client, name)
-
-        def shared(*args: Any, _method: Any = method, verify: Any = None, **kwargs: Any) -> Any:
-            return _method(*args, **kwargs)
-
-        monkeypatch.setattr(httpx, name, shared)
-    yield
-    client.close()
+        live.http.close()

@@ -145,7 +145,7 @@ def test_rotation_keeps_old_records_verifying_and_pins_unpinned_ones(live: LiveS
     }
     assert pins == {unpinned_old.reference: kv1, unpinned_new.reference: kv2}
 
-    keys = httpx.get(
+    keys = live.http.get(
         f"{live.url}/admin/v1/overview",
         headers={"Authorization": f"Bearer {live.admin_token()}"},
         timeout=10,
@@ -265,7 +265,7 @@ def test_overview_and_data_dir_never_hold_secrets_or_keys(live: LiveService) -> 
         live.post(f"/v1/records/{revoked.reference}/revoke", None, live.issuer_token()).status_code
         == 200
     )
-    reply = httpx.get(
+    reply = live.http.get(
         f"{live.url}/admin/v1/overview",
         headers={"Authorization": f"Bearer {live.admin_token()}"},
         timeout=10,
@@ -348,7 +348,7 @@ def test_an_id_holding_nul_names_nothing_on_every_store(live: LiveService) -> No
     expect_error(
         live.post("/admin/v1/issuers/i%00/keys", None, admin), 404, "SERVICE_REFERENCE_NOT_FOUND"
     )
-    token = httpx.post(
+    token = live.http.post(
         f"{live.url}/oauth/token",
         json=token_body("iss_\u0000x", "secret\u0000", live.url),
         timeout=30,

@@ -33,7 +33,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def grant(live: LiveService, **params: Any) -> httpx.Response:
-    return httpx.post(f"{live.url}/oauth/token", json=params, timeout=10)
+    return live.http.post(f"{live.url}/oauth/token", json=params, timeout=10)
 
 
 def creds(client: dict[str, Any], audience: str, **extra: Any) -> dict[str, Any]:
@@ -86,7 +86,9 @@ def test_json_grant_returns_a_bearer_token_not_to_be_cached(live: LiveService) -
 
 
 def test_form_grant_is_accepted_too(live: LiveService) -> None:
-    reply = httpx.post(f"{live.url}/oauth/token", data=creds(live.verifier, live.url), timeout=10)
+    reply = live.http.post(
+        f"{live.url}/oauth/token", data=creds(live.verifier, live.url), timeout=10
+    )
     assert reply.status_code == 200, reply.text
     assert reply.headers["cache-control"] == "no-store"
     assert reply.json()["scope"] == VERIFIER
@@ -131,7 +133,7 @@ def test_bad_credentials_are_invalid_client_and_indistinguishable(live: LiveServ
         assert reply.headers["cache-control"] == "no-store"
         bodies.append(body)
     assert bodies[0] == bodies[1] == bodies[2]
-    form = httpx.post(
+    form = live.http.post(
         f"{live.url}/oauth/token",
         data=creds({**live.verifier, "client_secret": "nope"}, live.url),
         timeout=10,
@@ -214,7 +216,7 @@ def test_malformed_grants_are_400_with_the_oauth_error(
 def test_unreadable_token_bodies_are_invalid_request(
     live: LiveService, content: bytes, content_type: str
 ) -> None:
-    reply = httpx.post(
+    reply = live.http.post(
         f"{live.url}/oauth/token",
         content=content,
         headers={"Content-Type": content_type},
@@ -226,7 +228,7 @@ def test_unreadable_token_bodies_are_invalid_request(
 
 
 def test_token_endpoint_refuses_other_media_types(live: LiveService) -> None:
-    reply = httpx.post(
+    reply = live.http.post(
         f"{live.url}/oauth/token",
         content=json.dumps(creds(live.issuer, live.url)),
         headers={"Content-Type": "text/plain"},
@@ -260,7 +262,7 @@ def test_token_verifies_against_the_jwks(live: LiveService) -> None:
 
 
 def test_jwks_holds_only_a_public_key(live: LiveService) -> None:
-    reply = httpx.get(f"{live.url}/.well-known/jwks.json", timeout=10)
+    reply = live.http.get(f"{live.url}/.well-known/jwks.json", timeout=10)
     (key,) = reply.json()["keys"]
     assert key["kty"] == "OKP" and key["crv"] == "Ed25519"
     assert "d" not in key
@@ -298,7 +300,7 @@ def test_forged_and_unsigned_tokens_are_401(live: LiveService) -> None:
 def test_missing_or_wrong_authorization_is_401(live: LiveService, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
     sealed = sealed_record(live.issuer["encryption_key"])
-    reply = httpx.post(
+    reply = live.http.post(
         f"{live.url}/v1/registerNonPII", json=sealed.body, headers=headers, timeout=10
     )
     expect_error(reply, 401, "UNAUTHORIZED")
@@ -392,11 +394,11 @@ def test_verifier_and_admin_tokens_on_issuer_routes_are_403(live: LiveService, p
 )
 def test_admin_routes_need_the_admin_scope(live: LiveService, method: str, path: str) -> None:
     for token in (live.issuer_token(), live.verifier_token()):
-        reply = httpx.request(
+        reply = live.http.request(
             method, f"{live.url}{path}", json={"name": "x"}, headers=bearer(token), timeout=10
         )
         expect_error(reply, 403, "FORBIDDEN")
-    reply = httpx.request(method, f"{live.url}{path}", json={"name": "x"}, timeout=10)
+    reply = live.http.request(method, f"{live.url}{path}", json={"name": "x"}, timeout=10)
     expect_error(reply, 401, "UNAUTHORIZED")
 
 

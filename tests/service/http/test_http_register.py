@@ -563,7 +563,7 @@ def test_revocation_of_an_own_record(live: LiveService) -> None:
     assert body["service_reference"] == sealed.reference
     assert body["status"] == "revoked"
     assert TS_RE.match(body["revoked_at"])
-    again = httpx.post(
+    again = live.http.post(
         f"{live.url}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=10
     )
     assert again.status_code == 200, again.text

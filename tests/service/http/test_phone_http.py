@@ -41,7 +41,7 @@ def scan_forms(live: LiveService) -> list[str]:
 
 def test_every_scan_url_form_gets_the_page_with_strict_headers(live: LiveService) -> None:
     for path in scan_forms(live):
-        reply = httpx.get(f"{live.url}{path}", timeout=10)
+        reply = live.http.get(f"{live.url}{path}", timeout=10)
         assert reply.status_code == 200, path
         assert reply.headers["content-type"] == "text/html; charset=utf-8"
         csp = reply.headers["content-security-policy"]
@@ -65,19 +65,19 @@ def test_assets_come_from_a_fixed_list(live: LiveService) -> None:
         ("verify.css", "text/css"),
         ("icon.svg", "image/svg+xml"),
     ):
-        reply = httpx.get(f"{live.url}/assets/{name}", timeout=10)
+        reply = live.http.get(f"{live.url}/assets/{name}", timeout=10)
         assert reply.status_code == 200
         assert reply.headers["content-type"].startswith(kind)
         assert reply.headers["x-content-type-options"] == "nosniff"
     (live.data_dir / "verify.js").write_text("stolen")
     for path in ("/assets/master.key", "/assets/..%2fmaster.key", "/assets/%2e%2e/db", "/v/../db"):
-        reply = httpx.get(f"{live.url}{path}", timeout=10)
+        reply = live.http.get(f"{live.url}{path}", timeout=10)
         assert reply.status_code in (200, 404), path
         assert "stolen" not in reply.text and "master" not in reply.text.lower()
 
 
 def test_unknown_paths_are_html_for_browsers_and_json_for_api_clients(live: LiveService) -> None:
-    browser = httpx.get(
+    browser = live.http.get(
         f"{live.url}/nothing-here",
         headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"},
         timeout=10,
@@ -88,10 +88,10 @@ def test_unknown_paths_are_html_for_browsers_and_json_for_api_clients(live: Live
     assert "content-security-policy" in browser.headers
     for accept in (None, "application/json", "*/*", "application/json, text/html"):
         headers = {"Accept": accept} if accept else {}
-        reply = httpx.get(f"{live.url}/nothing-here", headers=headers, timeout=10)
+        reply = live.http.get(f"{live.url}/nothing-here", headers=headers, timeout=10)
         expect_error(reply, 404, "NOT_FOUND")
     # API responses carry the same two protective headers.
-    health = httpx.get(f"{live.url}/healthz", timeout=10)
+    health = live.http.get(f"{live.url}/healthz", timeout=10)
     assert health.headers["x-content-type-options"] == "nosniff"
     assert health.headers["referrer-policy"] == "no-referrer"
 
@@ -103,7 +103,7 @@ def test_the_older_path_form_is_not_logged(
     sealed = sealed_record(live.issuer["encryption_key"])
     payload = build_payload_v2(sealed.reference, sealed.ciphertext)
     caplog.set_level(logging.DEBUG, logger="service.http")
-    reply = httpx.get(f"{live.url}/v/{quote(payload, safe='')}", timeout=10)
+    reply = live.http.get(f"{live.url}/v/{quote(payload, safe='')}", timeout=10)
     assert reply.status_code == 200
     lines = [r.getMessage() for r in caplog.records if r.name == "service.http"]
     assert any("GET /v/…" in line for line in lines), lines
@@ -115,7 +115,7 @@ def pair(live: LiveService, client_id: str, token: str | None = None) -> httpx.R
 
 
 def redeem(live: LiveService, body: object) -> httpx.Response:
-    return httpx.post(f"{live.url}/v1/pairings/redeem", json=body, timeout=10)
+    return live.http.post(f"{live.url}/v1/pairings/redeem", json=body, timeout=10)
 
 
 def test_pairing_over_http_gives_the_phone_its_own_revocable_client(live: LiveService) -> None:
@@ -157,7 +157,7 @@ def test_pairing_requests_are_checked(live: LiveService) -> None:
     assert body["field_errors"][0]["path"] == "client_id"
     expect_error(pair(live, live.verifier["client_id"], live.verifier_token()), 403, "FORBIDDEN")
     expect_error(
-        httpx.post(f"{live.url}/admin/v1/clients/x/pairings", timeout=10), 401, "UNAUTHORIZED"
+        live.http.post(f"{live.url}/admin/v1/clients/x/pairings", timeout=10), 401, "UNAUTHORIZED"
     )
     for bad, path in (
         ([], ""),

@@ -48,7 +48,7 @@ def _receipt(live: LiveService, barcode: str, token: str | None = None) -> dict[
 
 
 def _jwks(live: LiveService) -> jwt.PyJWKSet:
-    reply = httpx.get(f"{live.url}/.well-known/jwks.json", timeout=10)
+    reply = live.http.get(f"{live.url}/.well-known/jwks.json", timeout=10)
     assert reply.status_code == 200
     return jwt.PyJWKSet.from_dict(reply.json())
 
@@ -198,7 +198,7 @@ def test_a_receipt_outlives_its_dropped_key_while_the_keys_tokens_do_not(
         pause.wait(0.1)  # a poll interval, not a timing assertion
     expect_error(live.verify(sealed.payload, token), 401, "UNAUTHORIZED")
     assert _check(live, receipt)["sub"] == sealed.reference  # still proves what it said
-    keys = httpx.get(f"{live.url}/.well-known/jwks.json", timeout=10).json()["keys"]
+    keys = live.http.get(f"{live.url}/.well-known/jwks.json", timeout=10).json()["keys"]
     kept = next(k for k in keys if k["kid"] == old_kid)
     assert kept["use"] == "sig" and kept["key_ops"] == ["verify"] and "d" not in kept
     fresh = _receipt(live, sealed.payload)["receipt"]

@@ -12,7 +12,6 @@ import base64
 import json
 import time
 
-import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -44,7 +43,7 @@ def _receipt_only(live: LiveService) -> set[str]:
 
 
 def _keys(live: LiveService) -> list[dict[str, str]]:
-    return list(httpx.get(f"{live.url}/.well-known/jwks.json", timeout=10).json()["keys"])
+    return list(live.http.get(f"{live.url}/.well-known/jwks.json", timeout=10).json()["keys"])
 
 
 def _rotate(live: LiveService, *extra: str) -> dict[str, str]:

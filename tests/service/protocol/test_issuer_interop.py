@@ -143,7 +143,7 @@ def test_nz_v2_adjustment_fields_are_decimal_strings(live: LiveService, field: s
 
 
 def test_the_openapi_document_lists_the_nz_v2_adjustment_fields(live: LiveService) -> None:
-    document = httpx.get(f"{live.url}/openapi.json", timeout=10).json()
+    document = live.http.get(f"{live.url}/openapi.json", timeout=10).json()
     schemas = document["components"]["schemas"]
     nz_v2 = next(
         schema
