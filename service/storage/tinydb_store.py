@@ -14,9 +14,6 @@ concern so each part can be read alone:
 - this module: `TinyDBStore`, the `Store` port on top (records by reference and every small
   table by its id, so lookups cost microseconds), and the uniqueness rules applied inside one
   exclusive transaction.
-
-`JournaledStorage`, `Tx`, `Observer` and the compaction defaults are re-exported here, so code
-that imported them from this module before the split keeps working.
 """
 
 from __future__ import annotations
@@ -45,25 +42,11 @@ from service.storage.port import (
     VerificationRead,
     Verifier,
 )
-from service.storage.tinydb_engine import (
-    DEFAULT_COMPACT_BYTES,
-    DEFAULT_COMPACT_LINES,
-    JournaledStorage,
-    JournalOptions,
-)
+from service.storage.tinydb_engine import JournaledStorage, JournalOptions
 from service.storage.tinydb_index import RecordIndex
-from service.storage.tinydb_state import Observer, Tx
+from service.storage.tinydb_state import Tx
 
-__all__ = [
-    "DEFAULT_COMPACT_BYTES",
-    "DEFAULT_COMPACT_LINES",
-    "KEY_FIELDS",
-    "MIN_FREE_BYTES",
-    "JournaledStorage",
-    "Observer",
-    "TinyDBStore",
-    "Tx",
-]
+__all__ = ["KEY_FIELDS", "MIN_FREE_BYTES", "TinyDBStore"]
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,8 @@ from service.protocol.vocabulary import KeyState, RecordStatus
 from service.storage import tinydb_compaction
 from service.storage.journal import JOURNAL_NAME, SNAPSHOT_NAME
 from service.storage.port import AddStatus, Issuer, Store, StoreUnavailable
-from service.storage.tinydb_store import JournaledStorage, TinyDBStore
+from service.storage.tinydb_engine import JournaledStorage
+from service.storage.tinydb_store import TinyDBStore
 from tests.service.storage.store_contract import (
     ISSUER_A,
     ISSUER_B,
@@ -455,7 +456,8 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from service.storage.tinydb_store import JournaledStorage, TinyDBStore
+    from service.storage.tinydb_engine import JournaledStorage
+from service.storage.tinydb_store import TinyDBStore
     from tests.service.storage.store_contract import make_record
 
     store = TinyDBStore(Path(sys.argv[1]), compact_lines=int(sys.argv[2]))
