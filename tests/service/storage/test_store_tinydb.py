@@ -456,8 +456,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from service.storage.tinydb_engine import JournaledStorage
-from service.storage.tinydb_store import TinyDBStore
+    from service.storage.tinydb_store import TinyDBStore
     from tests.service.storage.store_contract import make_record
 
     store = TinyDBStore(Path(sys.argv[1]), compact_lines=int(sys.argv[2]))
