@@ -192,11 +192,10 @@ def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
                 )
             elif after.period_start <= before.period_end:
                 problems.append(
-                    Problem.of(
+                    _between(
                         Check.OVERLAP,
-                        (i, j),
-                        previous_paid=_short(before.payment_date),
-                        next_paid=_short(after.payment_date),
+                        (i, before),
+                        (j, after),
                         next_start=_short(after.period_start),
                         previous_end=_short(before.period_end),
                     )
@@ -205,16 +204,30 @@ def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
             assert after.ytd_gross_minor is not None
             expected = (before.ytd_gross_minor or 0) + (after.gross_minor or 0)
             problems.append(
-                Problem.of(
+                _between(
                     Check.YTD_MISMATCH,
-                    (i, j),
-                    next_paid=_short(after.payment_date),
-                    previous_paid=_short(before.payment_date),
+                    (i, before),
+                    (j, after),
                     shown=format_minor(after.ytd_gross_minor, after.currency),
                     expected=format_minor(expected, after.currency),
                 )
             )
     return problems
+
+
+def _between(
+    check: Check, previous: tuple[int, Payslip], following: tuple[int, Payslip], **words: str
+) -> Problem:
+    """A problem between two payslips next to each other in pay order; its sentence names them
+    by the days they were paid (`previous_paid`, `next_paid`), as a worker reads them."""
+    (i, before), (j, after) = previous, following
+    return Problem.of(
+        check,
+        (i, j),
+        previous_paid=_short(before.payment_date),
+        next_paid=_short(after.payment_date),
+        **words,
+    )
 
 
 def _ytd_differs(before: Payslip, after: Payslip) -> bool:

@@ -201,27 +201,6 @@ class PreparedOnce:
         self._marker: str | None = None
         self._prepared: PreparedPayslip | None = None
 
-    @staticmethod
-    def _marker_of(
-        key: IssuerKey,
-        scan_base: str,
-        schema: str,
-        payslip_non_pii: Mapping[str, Any],
-        pii_text: str,
-    ) -> str:
-        digest = hashlib.sha256()
-        for part in (
-            schema.encode(),
-            canonical_json(dict(payslip_non_pii)).encode(),
-            pii_text.encode(),
-            key.encryption_key,
-            (key.key_version or "").encode(),
-            scan_base.encode(),
-        ):
-            digest.update(len(part).to_bytes(8, "big"))
-            digest.update(part)
-        return digest.hexdigest()
-
     @property
     def pending(self) -> bool:
         """True while a prepared payslip waits for the service's answer (a retry resends it)."""
@@ -237,7 +216,14 @@ class PreparedOnce:
     ) -> PreparedPayslip:
         """The prepared payslip for these inputs: the kept one when nothing changed, else new.
         Raises SchemaValidationError (nothing kept) when the payslip would be refused."""
-        marker = self._marker_of(key, scan_base, schema, payslip_non_pii, pii_text)
+        marker = _marker(
+            schema.encode(),
+            canonical_json(dict(payslip_non_pii)).encode(),
+            pii_text.encode(),
+            key.encryption_key,
+            (key.key_version or "").encode(),
+            scan_base.encode(),
+        )
         if self._prepared is None or self._marker != marker:
             self._prepared = None
             prepared = prepare_self_managed(key, scan_base, schema, payslip_non_pii, pii_text)
@@ -248,6 +234,16 @@ class PreparedOnce:
         """After the service answered (or the form changed): the next attempt is a new payslip."""
         self._marker = None
         self._prepared = None
+
+
+def _marker(*parts: bytes) -> str:
+    """A SHA-256 digest of the parts, each preceded by its length, so no two different lists of
+    parts run together into the same bytes."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()
 
 
 def register_prepared(

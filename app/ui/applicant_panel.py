@@ -42,7 +42,7 @@ from app.ui.applicant_record import attach_set_record
 from app.ui.applicant_view import DocumentTable, IncomeBox, SetBanner
 from app.ui.card_parts import plain_label
 from app.ui.tasks import TaskRunner
-from app.ui.verify_inputs import local_files
+from app.ui.verify_inputs import accept_file_drag, dropped_files
 from service.protocol.vocabulary import Verdict
 
 log = logging.getLogger("app.applicant")
@@ -158,18 +158,11 @@ class ApplicantPanel(QWidget):
         self.add_files([Path(p) for p in paths])
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        if local_files(list(event.mimeData().urls())):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
+        accept_file_drag(event)
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        files = local_files(list(event.mimeData().urls()))
-        if not files:
-            event.ignore()
-            return
-        event.acceptProposedAction()
-        self.add_files(files)
+        if files := dropped_files(event):
+            self.add_files(files)
 
     def _add(self, given: str, label: str, reader: Reader) -> None:
         index = len(self._inputs)

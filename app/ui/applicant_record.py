@@ -17,22 +17,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFileDialog, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QFileDialog, QVBoxLayout
 
-from app.api.errors import ApiError
 from app.applicant.documents import Document
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import fetch_receipts, wants_receipt
 from app.receipts.record_pdf import desk_name, page_size_for
 from app.receipts.set_record_pdf import write_set_record
 from app.ui.card_parts import plain_label
+from app.ui.record_button import SAVE_TEXT, not_saved_sentence, record_button
 
 if TYPE_CHECKING:
     from app.ui.applicant_panel import ApplicantPanel
 
 log = logging.getLogger("app.applicant")
-
-SAVE_TEXT = "Save verification record…"
 
 
 class ReceiptsMissing(Exception):
@@ -70,14 +68,12 @@ class SetRecordButton(QObject):
     def __init__(self, panel: ApplicantPanel) -> None:
         super().__init__(panel)
         self.panel = panel
-        self.button = QPushButton(SAVE_TEXT)
-        self.button.setObjectName("saveSetRecordButton")
-        self.button.setToolTip(
+        self.button = record_button(
+            "saveSetRecordButton",
             "One PDF for this applicant: the verdict, problems, income and each payslip's "
-            "receipt signed by the service, to keep on file"
+            "receipt signed by the service, to keep on file",
+            self.save,
         )
-        self.button.clicked.connect(lambda: self.save())
-        self.button.hide()
         panel.bar.insertWidget(panel.bar.indexOf(panel.clear_button), self.button)
         self.notice = plain_label("", "recordNotice", wrap=True)
         self.notice.hide()
@@ -136,15 +132,10 @@ class SetRecordButton(QObject):
 
     def _failed(self, generation: int, exc: Exception) -> None:
         log.info("applicant record not saved: %s", getattr(exc, "code", type(exc).__name__))
-        if isinstance(exc, ReceiptsMissing):
-            words = str(exc)
-        elif isinstance(exc, ApiError):
-            words = f"the service made no receipt ({exc.code})"
-        elif isinstance(exc, OSError):
-            words = "the file could not be written"
-        else:
-            words = "something went wrong while making it"
-        sentence = f"The verification record was not saved: {words}."
+        missing = isinstance(exc, ReceiptsMissing)
+        sentence = not_saved_sentence(
+            exc, str(exc) if missing else "something went wrong while making it"
+        )
         if generation == self.panel.generation:
             self._saving_generation = None
             self.button.setEnabled(True)

@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import jwt
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QBoxLayout, QFileDialog, QPushButton, QWidget
+from PySide6.QtWidgets import QBoxLayout, QFileDialog, QWidget
 
-from app.api.errors import ApiError
 from app.receipts.check import (
     JWKS_PATH,
     ReceiptCheck,
@@ -37,6 +36,7 @@ from app.receipts.check import (
     verdict_words,
 )
 from app.receipts.record_pdf import desk_name, page_size_for, write_record
+from app.ui.record_button import SAVE_TEXT, not_saved_sentence, record_button
 from app.verify.flow import is_payslip_code
 from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from app.ui.verify_screen import VerifyScreen
 
 log = logging.getLogger("app.verify")
-
-SAVE_TEXT = "Save verification record…"
 
 
 def make_record(reader: Any, client: Any, path: str, desk: str, page: Any) -> str:
@@ -133,13 +131,11 @@ class RecordDesk(QObject):
     def __init__(self, screen: VerifyScreen) -> None:
         super().__init__(screen)
         self.screen = screen
-        self.button = QPushButton(SAVE_TEXT)
-        self.button.setObjectName("saveRecordButton")
-        self.button.setToolTip(
-            "A one-page PDF with a receipt signed by the service, to keep on file"
+        self.button = record_button(
+            "saveRecordButton",
+            "A one-page PDF with a receipt signed by the service, to keep on file",
+            self.save,
         )
-        self.button.clicked.connect(lambda: self.save())
-        self.button.hide()
         banner = screen.card.banner
         outer = banner.layout()
         assert outer is not None
@@ -204,13 +200,7 @@ class RecordDesk(QObject):
         log.info("verification record not saved: %s", getattr(exc, "code", type(exc).__name__))
         self.button.setEnabled(True)
         self.button.setText(SAVE_TEXT)
-        if isinstance(exc, ApiError):
-            words = f"the service made no receipt ({exc.code})"
-        elif isinstance(exc, OSError):
-            words = "the file could not be written"
-        else:
-            words = "the payslip code could not be read again"
-        sentence = f"The verification record was not saved: {words}."
+        sentence = not_saved_sentence(exc, "the payslip code could not be read again")
         self.screen.card.set_hint(sentence)
         self.save_failed.emit(sentence)
 

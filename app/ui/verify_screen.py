@@ -71,7 +71,7 @@ from app.ui.tasks import TaskRunner
 from app.ui.verdict_sound import VerdictSound
 from app.ui.verify_camera import CameraFeed
 from app.ui.verify_health import ServiceHealth
-from app.ui.verify_inputs import local_files, sample_reading
+from app.ui.verify_inputs import accept_file_drag, dropped_files, sample_reading
 from app.ui.verify_pipeline import Reader, VerifyPipeline
 from app.ui.verify_record import attach_records
 from app.ui.verify_result import SCANNED_HINT, ResultPage
@@ -283,18 +283,11 @@ class VerifyScreen(QWidget):
             self.open_path(path)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        if local_files(list(event.mimeData().urls())):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
+        accept_file_drag(event)
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        files = local_files(list(event.mimeData().urls()))
-        if not files:
-            event.ignore()
-            return
-        event.acceptProposedAction()
-        self.open_path(files[0])
+        if files := dropped_files(event):
+            self.open_path(files[0])
 
     # -- USB scanner (keyboard wedge, :mod:`app.ui.wedge_scanner`) -------------------------------
 

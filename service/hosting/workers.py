@@ -242,9 +242,10 @@ def serve_cli(args: Any) -> int:
 
     sock = bind(args.host, args.port)
     url = url_for(sock)
-    settings = Settings(
-        data_dir=data_dir,
-        public_url=args.public_url or url,
+    # The command line's store, Redis, URLs and environment replace the variables' (a URL left
+    # out stays unset, as for `serve` in one process).
+    settings = replace(
+        Settings.of_env(env, data_dir, args.public_url or url),
         store_kind=store_kind,
         database_url=database_url,
         redis_url=redis_url,
@@ -252,10 +253,6 @@ def serve_cli(args: Any) -> int:
         verifier_url=args.verifier_url,
         auth_url=args.auth_url,
         environment=args.environment,
-        instance_id=env.instance_id,
-        redis_fail_closed=env.redis_fail_closed,
-        redis_prefix=env.redis_prefix,
-        access_log=env.access_log != "off",
     )
     options = WorkerOptions(
         workers=args.workers,

@@ -27,7 +27,10 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from service.composition.settings import EnvSettings
 
 log = logging.getLogger("service.wsgi")
 
@@ -62,8 +65,15 @@ class Settings:
                 "PAYSLIP_PUBLIC_URL is not set: the WSGI entry point needs the public address "
                 "clients reach this service at (token audiences and scan URLs use it)"
             )
+        return cls.of_env(env, data_dir_or_default(env.data_dir), public_url)
+
+    @classmethod
+    def of_env(cls, env: EnvSettings, data_dir: Path, public_url: str) -> Settings:
+        """The PAYSLIP_* settings for this data folder and public address: all the WSGI entry
+        point reads, and what `serve --workers` starts from before its options replace some. One
+        place names the variables a worker takes, so a new one reaches both ways to start."""
         return cls(
-            data_dir=data_dir_or_default(env.data_dir),
+            data_dir=data_dir,
             public_url=public_url,
             database_url=env.database_url,
             redis_url=env.redis_url,

@@ -30,7 +30,14 @@ from xml.etree import ElementTree
 from app.issuer.run.rows import PayrunFileError
 from app.output.files import unreadable
 
-__all__ = ["EXPORT_SUFFIXES", "Table", "csv_dialect", "open_table", "sniff_encoding"]
+__all__ = [
+    "EXPORT_SUFFIXES",
+    "Table",
+    "csv_dialect",
+    "csv_header",
+    "open_table",
+    "sniff_encoding",
+]
 
 EXPORT_SUFFIXES = (".csv", ".txt", ".xlsx", ".xlsm")
 _DELIMITERS = (",", ";", "\t")
@@ -83,6 +90,17 @@ def csv_dialect(line: str) -> str:
     return best if counts[best] else ","
 
 
+def csv_header(reader: Iterator[list[str]]) -> list[str]:
+    """A CSV's first line, as the csv module splits it. Refused (PayrunFileError) when the file
+    is empty or the line is not valid CSV, in the same words for an export and today's layout."""
+    try:
+        return next(reader)
+    except StopIteration:
+        raise PayrunFileError("the file is empty (a header line is expected)") from None
+    except csv.Error:
+        raise PayrunFileError("the header line is not valid CSV") from None
+
+
 def _numbered(
     rows: Iterator[list[Any]], blank_rows: bool = False
 ) -> Iterator[tuple[int, list[Any]]]:
@@ -111,12 +129,7 @@ def _open_csv(
     except UnicodeDecodeError:
         raise PayrunFileError(f"{path.name} is neither UTF-8 nor Windows-1252 text") from None
     reader = csv.reader(handle, delimiter=csv_dialect(first))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise PayrunFileError("the file is empty (a header line is expected)") from None
-    except csv.Error:
-        raise PayrunFileError("the header line is not valid CSV") from None
+    header = csv_header(reader)
 
     def rows() -> Iterator[list[Any]]:
         while True:

@@ -93,12 +93,7 @@ def _row_input(
         except ValueProblem as exc:
             row.reasons.append(f"{_header_of(target, targets, header)}: {exc}")
             continue
-        if target in META_COLUMNS:
-            row.meta[target] = text.strip()
-        elif target.startswith("pii."):
-            row.pii[target[4:]] = text.strip()
-        else:
-            row.cells[target] = text
+        row.put(target, text)
     if schema and "schema" not in row.meta:
         row.meta["schema"] = schema
     row.pii_format = row.meta.get("pii_format")

@@ -77,6 +77,17 @@ class RowInput:
     cells: dict[str, str] = field(default_factory=dict)  # CSV: path -> text
     reasons: list[str] = field(default_factory=list)
 
+    def put(self, column: str, text: str) -> None:
+        """One cell under its column's name in today's layout: a meta column or an employee
+        field (`pii.<field>`), trimmed, or a path inside the non-personal part, kept as typed
+        (the checks read its text). Today's CSV and a mapped export place cells alike."""
+        if column in META_COLUMNS:
+            self.meta[column] = text.strip()
+        elif column.startswith("pii."):
+            self.pii[column[4:]] = text.strip()
+        else:
+            self.cells[column] = text
+
 
 @lru_cache(maxsize=8192)
 def _column(schema: str, column: str) -> tuple[FieldSpec | None, str, bool]:

@@ -20,18 +20,24 @@ The layout (documented in docs/issuer.md):
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from app.issuer.export.formats import count_sheet_rows, csv_dialect, open_table, sniff_encoding
+from app.issuer.export.formats import (
+    count_sheet_rows,
+    csv_dialect,
+    csv_header,
+    open_table,
+    sniff_encoding,
+)
 from app.issuer.export.mapping import ExportMapping, is_target, resolve_headers
 from app.issuer.export.reader import read_export, read_export_raw
 from app.issuer.run.json_source import json_array_items, json_rows, jsonl_rows
 from app.issuer.run.rows import (
-    META_COLUMNS,
     PayrunFileError,
     PayrunRow,
     RowInput,
@@ -49,17 +55,13 @@ __all__ = [
     "read_text_rows",
 ]
 
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
 
 def _csv_header(reader: Iterator[list[str]]) -> list[str]:
     """The header line, trimmed. Refused when there is none, when it is blank, or when it names
     a column twice (one of the two cells would silently win)."""
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise PayrunFileError("the file is empty (a header line is expected)") from None
-    except csv.Error:
-        raise PayrunFileError("the header line is not valid CSV") from None
-    header = [h.strip() for h in header]
+    header = [h.strip() for h in csv_header(reader)]
     if not any(header):
         raise PayrunFileError("the header line is empty")
     repeated = sorted({h for h in header if h and header.count(h) > 1})
@@ -83,15 +85,10 @@ def _csv_row(number: int, header: list[str], cells: list[str]) -> RowInput:
         )
         return row
     for name, value in zip(header, cells, strict=True):
-        if not name:
-            if value.strip():
-                row.reasons.append("a column without a header name holds a value")
-        elif name in META_COLUMNS:
-            row.meta[name] = value.strip()
-        elif name.startswith("pii."):
-            row.pii[name[4:]] = value.strip()
-        else:
-            row.cells[name] = value
+        if name:
+            row.put(name, value)
+        elif value.strip():
+            row.reasons.append("a column without a header name holds a value")
     row.pii_format = row.meta.get("pii_format")
     return row
 
@@ -137,6 +134,38 @@ def is_own_layout(path: Path) -> bool:
         return all(not h.strip() or is_target(h.strip()) for h in table.header)
 
 
+def _is_export(path: Path, mapping: ExportMapping | None) -> bool:
+    """Whether a file is read as a payroll export (`app.issuer.export`): a workbook, a CSV with a
+    mapping, or a CSV whose headers are not all today's column names. JSON never is."""
+    suffix = path.suffix.lower()
+    return suffix not in _JSON_SUFFIXES and (
+        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
+    )
+
+
+@contextlib.contextmanager
+def _own_layout_rows(path: Path) -> Iterator[Iterator[RowInput]]:
+    """The unchecked rows of a file in today's layout (CSV, JSON or JSON Lines), open while the
+    block runs. A file that cannot be opened, or text that is not UTF-8 anywhere in the block
+    (rows are decoded as they are read), raises PayrunFileError."""
+    encoding = "utf-8-sig" if path.suffix.lower() in _JSON_SUFFIXES else sniff_encoding(path)
+    try:
+        handle: TextIO = open(path, encoding=encoding, newline="")  # noqa: SIM115
+    except OSError as exc:
+        raise PayrunFileError(unreadable(path, exc)) from None
+    with handle:
+        try:
+            kind = _kind_of(path, handle)
+            if kind == "csv":
+                delimiter = csv_dialect(handle.readline())
+                handle.seek(0)
+                yield _csv_rows(handle, delimiter)
+            else:
+                yield {"json": json_rows, "jsonl": jsonl_rows}[kind](handle)
+        except UnicodeDecodeError:
+            raise PayrunFileError(f"{path.name} is not UTF-8 text") from None
+
+
 def _with_pdf_names(
     rows: Iterator[RowInput], pdf_names: Mapping[int, str] | None
 ) -> Iterator[RowInput]:
@@ -162,10 +191,7 @@ def read_payrun(
     A payroll system's export (an XLSX, a CSV with a `mapping`, or a CSV whose headers are not
     all today's column names) is read by `app.issuer.export`; `pdf_names` (row number -> file in
     `pdf_dir`) names each row's PDF when the PDFs come split from one combined PDF."""
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".jsonl", ".ndjson") and (
-        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
-    ):
+    if _is_export(path, mapping):
         yield from read_export(
             path,
             mapping or ExportMapping(),
@@ -174,33 +200,16 @@ def read_payrun(
             pdf_names=pdf_names,
         )
         return
-    encoding = "utf-8-sig"
-    if suffix not in (".json", ".jsonl", ".ndjson"):
-        encoding = sniff_encoding(path)
-    try:
-        handle: TextIO = open(path, encoding=encoding, newline="")  # noqa: SIM115
-    except OSError as exc:
-        raise PayrunFileError(unreadable(path, exc)) from None
     seen: dict[str, int] = {}
-    with handle:
-        try:
-            kind = _kind_of(path, handle)
-            if kind == "csv":
-                delimiter = csv_dialect(handle.readline())
-                handle.seek(0)
-                rows = _csv_rows(handle, delimiter)
-            else:
-                rows = {"json": json_rows, "jsonl": jsonl_rows}[kind](handle)
-            for raw in _with_pdf_names(rows, pdf_names):
-                yield check_row(raw, default_schema, seen, pdf_dir)
-        except UnicodeDecodeError:
-            raise PayrunFileError(f"{path.name} is not UTF-8 text") from None
+    with _own_layout_rows(path) as rows:
+        for raw in _with_pdf_names(rows, pdf_names):
+            yield check_row(raw, default_schema, seen, pdf_dir)
 
 
 def check_header(path: Path, mapping: ExportMapping | None = None) -> None:
     """Raise PayrunFileError now when the file cannot be opened or has headers nobody placed,
     so a run stops before it opens a journal or sends anything (JSON: checked per row)."""
-    if path.suffix.lower() in (".json", ".jsonl", ".ndjson"):
+    if path.suffix.lower() in _JSON_SUFFIXES:
         return
     mapping = mapping or ExportMapping()
     with open_table(path, sheet=mapping.sheet, skip_rows=mapping.skip_rows) as table:
@@ -211,28 +220,11 @@ def read_raw_rows(
     path: Path, *, default_schema: str | None = None, mapping: ExportMapping | None = None
 ) -> Iterator[RowInput]:
     """The rows in the neutral shape, unchecked (to match pages of a combined PDF to rows)."""
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".jsonl", ".ndjson") and (
-        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
-    ):
+    if _is_export(path, mapping):
         yield from read_export_raw(path, mapping or ExportMapping(), default_schema=default_schema)
         return
-    encoding = "utf-8-sig" if suffix in (".json", ".jsonl", ".ndjson") else sniff_encoding(path)
-    try:
-        handle: TextIO = open(path, encoding=encoding, newline="")  # noqa: SIM115
-    except OSError as exc:
-        raise PayrunFileError(unreadable(path, exc)) from None
-    with handle:
-        try:
-            kind = _kind_of(path, handle)
-            if kind == "csv":
-                delimiter = csv_dialect(handle.readline())
-                handle.seek(0)
-                yield from _csv_rows(handle, delimiter)
-            else:
-                yield from {"json": json_rows, "jsonl": jsonl_rows}[kind](handle)
-        except UnicodeDecodeError:
-            raise PayrunFileError(f"{path.name} is not UTF-8 text") from None
+    with _own_layout_rows(path) as rows:
+        yield from rows
 
 
 def count_rows(path: Path, mapping: ExportMapping | None = None) -> int | None:
