@@ -1,8 +1,8 @@
 """What a PDF's pages show, read with pdfium: the images stored in them, and the pages rendered.
 
 PDFium is not thread-safe and the applicant check reads PDFs on several threads, so every pdfium
-call is made under one lock; pixels are copied out and decoded outside it, where zxing-cpp and
-numpy release the GIL and another PDF can be opened meanwhile.
+call is made under one lock; pixels are copied out and decoded outside it, where zxing-cpp
+releases the GIL and another PDF can be opened meanwhile.
 
 A stored image is taken as pdfium decodes its stream (its filters and predictor applied, nothing
 drawn): a badge stamped by this service (1-bit DeviceGray, Flate) comes out as packed rows, which

@@ -9,11 +9,11 @@ at 300 dpi (a vector QR has no image; 150 dpi misses dense codes printed 4 cm wi
 
 The file is parsed once by pypdf (decryption, the XMP and info-dictionary metadata) and once by
 pdfium (the pages, :mod:`app.inputs.pdf_pages`). Page images are taken with pdfium, as stored
-(~0.2 ms for a stamped badge, against ~5-9 ms for pypdf's decoding into PIL:
-bench/applicant_bench.py). Only when they hold no payslip code are the images taken again by
-pypdf, as before: pypdf flattens a soft mask onto white (a badge whose transparent pixels are
-stored black is a black square as stored, and pdfium renders it so too), and reads a file pdfium
-cannot open.
+(~0.7 ms for a stamped badge, the page load included, against ~5-9 ms for pypdf's decoding
+into PIL: bench/applicant_bench.py). Only when they hold no payslip code are the images taken
+again by pypdf, as before: pypdf flattens a soft mask onto white (a badge whose transparent
+pixels are stored black is a black square as stored, and pdfium renders it so too), and reads a
+file pdfium cannot open.
 
 Every failure the user can cause (a damaged, encrypted or unknown file) is an :class:`InputError`
 with a plain message; no parser exception escapes as a traceback.

@@ -184,3 +184,15 @@ def test_images_the_stream_path_does_not_take_still_come_from_pdfiums_bitmap() -
         page.close()
         document.close()
         assert read_pdf(pdf).page_payloads == [SCAN_URL]
+
+
+@pytest.mark.parametrize("depth", [1, 8])
+@pytest.mark.parametrize("square", [False, True], ids=["badge with caption", "bare symbol"])
+def test_a_badge_stored_either_way_is_read_from_its_image(depth: int, square: bool) -> None:
+    # The captioned badge goes to the full decoder; a square bare symbol to pure mode first.
+    grey = badge_grey()
+    grey = grey[: grey.shape[1]] if square else grey
+    pdf = one_bit(grey) if depth == 1 else eight_bit(grey)
+    reading = read_pdf(pdf)
+    assert reading.page_payloads == [SCAN_URL]
+    assert not reading.rendered
