@@ -7,7 +7,10 @@ metadata names a record that no page shows is the §3 disagreement: one document
 
 Reading (decoding images, rendering PDF pages) and the service calls run in a thread pool with
 the caller's one :class:`~app.api.ApiClient`, so the set shares one token and one
-connection pool and every call keeps the client's own fail-fast deadline.
+connection pool and every call keeps the client's own fail-fast deadline. What the threads
+overlap is one input's C work (zxing-cpp's decode, pdfium) with another's Python; the Python,
+about two thirds of a document's CPU with the embedded service's side, holds the GIL and runs
+one thread at a time (docs/applicant.md, Benchmark).
 """
 
 from __future__ import annotations

@@ -8,13 +8,12 @@ stamped badge is one), and only when no page image holds a QR does it render pag
 at 300 dpi (a vector QR has no image; 150 dpi misses dense codes printed 4 cm wide).
 
 The file is parsed once by pypdf (decryption, the XMP and info-dictionary metadata) and once by
-pdfium (the pages). Page images are taken with pdfium, as stored (~1.5 ms for a badge, against
-~5-9 ms for pypdf's decoding into PIL: bench/applicant_bench.py). Only when they hold no payslip
-code are the images taken again by pypdf, as before: pypdf flattens a soft mask onto white (a
-badge whose transparent pixels are stored black is a black square as stored, and pdfium renders
-it so too), and reads a file pdfium cannot open. PDFium is not thread-safe, and the applicant
-check reads PDFs on several threads, so every pdfium call is made under one lock; the pixels are
-copied out and decoded outside it.
+pdfium (the pages, :mod:`app.inputs.pdf_pages`). Page images are taken with pdfium, as stored
+(~0.7 ms for a stamped badge, the page load included, against ~5-9 ms for pypdf's decoding
+into PIL: bench/applicant_bench.py). Only when they hold no payslip code are the images taken
+again by pypdf, as before: pypdf flattens a soft mask onto white (a badge whose transparent
+pixels are stored black is a black square as stored, and pdfium renders it so too), and reads a
+file pdfium cannot open.
 
 Every failure the user can cause (a damaged, encrypted or unknown file) is an :class:`InputError`
 with a plain message; no parser exception escapes as a traceback.
@@ -25,7 +24,6 @@ from __future__ import annotations
 import io
 import logging
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,26 +31,19 @@ from typing import Literal
 
 import cv2
 import numpy as np
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
-import zxingcpp
 from PIL import Image
 from pypdf import PageObject, PasswordType, PdfReader, PdfWriter
 
+from app.inputs import pdf_pages
 from app.output.files import unreadable
 from app.scan.decoders import Decoder, decoder_chain
 from service.documents.pdf_metadata import payload_metadata_of
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 
-RENDER_DPI = 300
-MAX_RENDERED_PAGES = 4  # payslips are one or two pages; rendering a long report costs seconds
-MAX_RENDER_PIXELS = 40_000_000  # A3 at 300 dpi is 17 MP; a poster-sized page is rendered coarser
 MAX_INPUT_BYTES = 100 * 1024 * 1024
 _log = logging.getLogger(__name__)
 _PDF_MAGIC = b"%PDF-"
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
-_PDFIUM = threading.Lock()
-"""PDFium may be called from one thread at a time (it keeps global state)."""
 
 
 class InputError(Exception):
@@ -193,9 +184,9 @@ def _read_pdf_bytes(data: bytes, name: str, decoder: Decoder) -> PdfReading:
     except Exception as exc:  # PdfError, or whatever else a broken file makes pypdf raise
         raise InputError(f"{name} is damaged: its metadata cannot be read") from exc
     metadata, source_kind = _prefer_xmp(xmp, info)
-    document = _open_pdfium(data)
+    document = pdf_pages.open_document(data)
     try:
-        texts = [] if document is None else _pdfium_image_texts(document, decoder)
+        texts = [] if document is None else pdf_pages.stored_image_texts(document, decoder)
         if not any(_reference(text) for text in texts):
             # pdfium takes an image as stored; pypdf applies its soft mask (a badge whose
             # transparent pixels are stored black), and reads what pdfium could not open.
@@ -206,12 +197,11 @@ def _read_pdf_bytes(data: bytes, name: str, decoder: Decoder) -> PdfReading:
             # link): the badge may be vector art, so look at the rendered pages too.
             if document is None:
                 raise InputError(f"{name} is damaged and cannot be rendered")
-            texts = list(dict.fromkeys(texts + _rendered_page_texts(document, decoder)))
+            texts = list(dict.fromkeys(texts + pdf_pages.rendered_page_texts(document, decoder)))
             rendered = True
     finally:
         if document is not None:
-            with _PDFIUM:
-                document.close()
+            pdf_pages.close_document(document)
     return PdfReading(
         metadata_payload=metadata,
         page_payloads=texts,
@@ -296,115 +286,6 @@ def _on_white(picture: Image.Image) -> Image.Image:
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(background, rgba)
     return picture
-
-
-def _open_pdfium(data: bytes) -> pdfium.PdfDocument | None:
-    """The PDF opened by pdfium, or None when pdfium cannot read what pypdf could."""
-    with _PDFIUM:
-        try:
-            return pdfium.PdfDocument(data)
-        except pdfium.PdfiumError as exc:
-            _log.debug("pdfium cannot open the PDF: %s", type(exc).__name__)
-            return None
-
-
-def _pdfium_image_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[str]:
-    """QR texts in the images embedded in the pages (in forms too), taken by pdfium."""
-    texts: list[str] = []
-    for index in range(len(document)):
-        for pixels in _pdfium_images(document, index):
-            texts.extend(_decode_page_image(pixels, decoder))
-    return list(dict.fromkeys(texts))
-
-
-def _pdfium_images(document: pdfium.PdfDocument, index: int) -> Iterator[np.ndarray]:
-    """The page's images in grey, as stored; one that pdfium cannot load is skipped (pypdf or
-    rendering may still read it). Only the exception's type is logged: its message could quote
-    document content."""
-    found: list[tuple[np.ndarray, str]] = []
-    with _PDFIUM:
-        try:
-            page = document[index]
-        except pdfium.PdfiumError as exc:
-            _log.debug("page %d unreadable: %s", index, type(exc).__name__)
-            return
-        try:
-            for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
-                try:
-                    found.append(_copied(obj.get_bitmap(render=False)))
-                except pdfium.PdfiumError as exc:
-                    _log.debug("page image skipped: %s", type(exc).__name__)
-        finally:
-            page.close()
-    for pixels, mode in found:
-        grey = _grey_on_white(pixels, mode)
-        if grey is not None:
-            yield grey
-
-
-def _decode_page_image(pixels: np.ndarray, decoder: Decoder) -> list[str]:
-    """A stored page image is most often the badge alone, which zxing-cpp's pure-symbol mode
-    reads in about a third of the time of a search (1.0 against 3.2 ms for a 720 px badge).
-    Anything else gets the full decoder: no code, another QR, or two codes in one image (pure
-    mode then reads nothing, so a second record in the image is still found and compared)."""
-    try:
-        found = zxingcpp.read_barcodes(
-            pixels,
-            formats=zxingcpp.BarcodeFormat.QRCode,  # type: ignore[arg-type]  # as in decoders.py
-            is_pure=True,
-        )
-    except Exception:  # a C++ error on an odd image: the full decoder decides
-        found = []
-    texts = [barcode.text for barcode in found if barcode.valid and barcode.text]
-    if len(texts) == 1 and _reference(texts[0]) is not None:
-        return texts
-    return decoder.decode(pixels)
-
-
-def _copied(bitmap: pdfium.PdfBitmap) -> tuple[np.ndarray, str]:
-    """The bitmap's pixels copied out, and its mode; the bitmap is freed at once (under the
-    caller's lock), which is safe because nothing refers to its buffer any more."""
-    try:
-        return bitmap.to_numpy().copy(), bitmap.mode
-    finally:
-        bitmap.warn_on_close = False
-        bitmap.close()
-
-
-def _grey_on_white(pixels: np.ndarray, mode: str) -> np.ndarray | None:
-    """A pdfium bitmap (L, BGR, BGRA or BGRX) in grey; transparency flattened onto white."""
-    if pixels.ndim == 2:
-        return pixels
-    if pixels.ndim != 3 or pixels.shape[2] not in (3, 4):
-        return None
-    grey = cv2.cvtColor(np.ascontiguousarray(pixels[:, :, :3]), cv2.COLOR_BGR2GRAY)
-    if pixels.shape[2] == 4 and mode == "BGRA":
-        alpha = pixels[:, :, 3].astype(np.uint16)
-        grey = ((grey.astype(np.uint16) * alpha + 255 * (255 - alpha)) // 255).astype(np.uint8)
-    return grey
-
-
-def _rendered_page_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[str]:
-    """QR texts on the first pages rendered at 300 dpi (vector QRs, unusual image encodings)."""
-    texts: list[str] = []
-    for index in range(min(len(document), MAX_RENDERED_PAGES)):
-        with _PDFIUM:
-            try:
-                page = document[index]
-            except pdfium.PdfiumError as exc:
-                _log.debug("page %d unreadable: %s", index, type(exc).__name__)
-                continue
-            try:
-                width, height = page.get_size()
-                scale = min(RENDER_DPI / 72, (MAX_RENDER_PIXELS / max(width * height, 1)) ** 0.5)
-                pixels, _ = _copied(page.render(scale=scale, grayscale=True))
-            except pdfium.PdfiumError as exc:
-                _log.debug("page %d not rendered: %s", index, type(exc).__name__)
-                continue
-            finally:
-                page.close()
-        texts.extend(decoder.decode(pixels))
-    return list(dict.fromkeys(texts))
 
 
 def read_input(arg: str, decoder: Decoder | None = None) -> InputReading:
