@@ -173,6 +173,7 @@ class Service:
         self.url = ""
         self.down = threading.Event()  # set while stopped on purpose (refusals expected)
         self.killed_at = 0.0  # a worker SIGKILLed: its connections in flight are reset
+        self.started_in = 0.0
         self.start()
 
     def start(self) -> None:
@@ -196,7 +197,11 @@ class Service:
             cwd=ROOT,
             start_new_session=True,
         )
-        self.url = read_listening(self.proc, self.data_dir.parent / "serve.log")
+        began = time.monotonic()
+        # A restart replays the journal: on a loaded machine and a full 64 MiB store that has
+        # taken over a minute, so the restart is given three (and its time is printed).
+        self.url = read_listening(self.proc, self.data_dir.parent / "serve.log", timeout=180)
+        self.started_in = time.monotonic() - began
         self.down.clear()
 
     def sigterm_and_restart(self) -> None:
@@ -207,6 +212,7 @@ class Service:
         if code != 0:
             print(f"  server exited {code} on SIGTERM", flush=True)
         self.start()
+        print(f"  listening again after {self.started_in:.1f} s", flush=True)
 
     def kill_a_worker(self) -> None:
         assert self.proc is not None
