@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sys
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,3 +99,11 @@ def _write_traceback(exc: BaseException) -> Path | None:
         return path
     except OSError:
         return None
+
+
+def tell(text: str) -> None:
+    """A note for the operator on stderr (a warning, not a failure). Where stderr is a log file
+    on a full disk (or a closed pipe) the note is lost, not the service: a server that could not
+    print a warning must still start and answer verifications (reads never depend on writes)."""
+    with contextlib.suppress(OSError):
+        print(text, file=sys.stderr, flush=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from service.cli.args import duplicate_name_refusal, parse_cli
-from service.cli.errors import operator_message
+from service.cli.errors import operator_message, tell
 from service.cli.pair import pair_verifier
 from service.composition.instance import (
     InstanceError,
@@ -172,7 +172,7 @@ def _serve(args: argparse.Namespace) -> int:
     freeze_long_lived()
     warning = loopback_warning(running.config.scan_base, "badges and pairing links")
     if warning:  # before "listening on": whoever waits for that line has the warning too
-        print(warning, file=sys.stderr, flush=True)
+        tell(warning)
     # SIGTERM (systemd, docker stop) drains like Ctrl+C: no new connections, the requests in
     # flight answered (within --graceful-timeout), then the store closed and its journal
     # compacted; a second signal stops at once. SIGINT is set too: a process started in the

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from service.cli.main import main
@@ -85,6 +86,36 @@ def test_serve_warns_once_when_badges_would_carry_a_loopback_address() -> None:
             proc.wait(timeout=15)
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "127.0.0.1" in warnings[0]
+
+
+def test_serve_starts_and_answers_when_its_log_cannot_be_written() -> None:
+    """stderr on a full disk (/dev/full: every write is ENOSPC), as when the log file shares the
+    data directory's filled disk: the warning is lost, the service is not (it used to exit 1,
+    which a chaos soak's restart on a full disk found)."""
+    with (
+        open("/dev/full", "w") as full,
+        subprocess.Popen(
+            [sys.executable, "-m", "service", "serve", "--demo", "--port", "0"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=full,
+            text=True,
+        ) as proc,
+    ):
+        try:
+            assert proc.stdout is not None
+            url = next(
+                (line.split()[-1] for line in proc.stdout if line.startswith("listening on ")),
+                None,
+            )
+            assert url is not None, f"serve exited {proc.wait(timeout=15)} without listening"
+            with httpx.Client(timeout=10) as client:
+                assert client.get(f"{url}/healthz").status_code == 200
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
 
 
 def test_serve_with_a_mismatched_certificate_is_one_plain_line(tmp_path: Path) -> None:
