@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from testbed.factories import Sealed, sealed_record
+from testbed.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_DATABASE_URL = os.environ.get(
@@ -179,13 +179,15 @@ class Server:
         return server
 
     def wait_ready(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def ready() -> bool:
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
-                    return
-            time.sleep(0.1)
-        raise AssertionError(f"server not ready: {self.log()[-2000:]}")
+                return httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200
+            return False
+
+        try:
+            wait_until(ready, "/readyz to answer 200", timeout)
+        except AssertionError as late:
+            raise AssertionError(f"server not ready: {self.log()[-2000:]}") from late
 
     def workers(self) -> list[int]:
         """Pids of the master's live worker processes."""

@@ -170,15 +170,27 @@ class _RedisLease:
 
 
 class RedisBatchSlots:
-    """At most `size` batches at once across every worker of one instance."""
+    """At most `size` batches at once across every worker of one instance.
+
+    `clock` (seconds since the epoch) scores the leases: every worker reads its own wall clock,
+    which NTP keeps close enough for a two-minute lease. Tests pass a fake one to let a lease
+    expire without waiting for it.
+    """
 
     def __init__(
-        self, shared: SharedState, instance_id: str, size: int, lease_seconds: float = 120.0
+        self,
+        shared: SharedState,
+        instance_id: str,
+        size: int,
+        lease_seconds: float = 120.0,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._shared = shared
         self._key = f"{shared.prefix}:batches:{instance_id}"
         self._size = size
         self._lease_seconds = lease_seconds
+        self._clock = clock
         self._script = shared.client.register_script(_ACQUIRE)
         self._fallback = LocalBatchSlots(size)
 
@@ -187,7 +199,7 @@ class RedisBatchSlots:
             self._shared.unavailable("batch slots")
             return self._fallback.try_acquire()
         member = uuid.uuid4().hex
-        now = time.time()
+        now = self._clock()
         try:
             won = self._script(
                 keys=[self._key], args=[now, now + self._lease_seconds, member, self._size]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,10 +291,12 @@ def _drop_redis_keys(prefix: str) -> None:
 
 def _wait_for_workers(server: Any, count: int, timeout: float = 30) -> None:
     """The variant's name promises 4 workers: make sure the master runs that many."""
-    deadline = time.monotonic() + timeout
-    while len(server.workers()) != count:
-        assert time.monotonic() < deadline, f"workers {server.workers()}: {server.log()[-2000:]}"
-        time.sleep(0.1)
+    from testbed.waiting import wait_until
+
+    try:
+        wait_until(lambda: len(server.workers()) == count, f"{count} workers", timeout)
+    except AssertionError as late:
+        raise AssertionError(f"workers {server.workers()}: {server.log()[-2000:]}") from late
 
 
 def _shared_live(shared: SharedServer) -> LiveService:

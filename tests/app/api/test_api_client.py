@@ -2,7 +2,9 @@
 retries with backoff and Retry-After, registerAndBuildBarcode's no-resend rule, the deadline.
 
 Backoff is asserted on a fake clock whose `sleep` advances it (the suite does not wait out
-Retry-After); the deadline tests use real time with generous bounds only.
+Retry-After). The deadline tests run the real transport on that clock (tests/app/api/timed.py):
+an attempt that times out moves it by the timeout it carried, so they assert on the timeouts
+each attempt was given and on the clock's reading, never on the wall clock.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from app.api import (
     ServiceUnreachable,
     Unauthorized,
 )
-from app.shell.context import verifier_client
+from app.shell.context import VERIFY_DEADLINE, verifier_client
 from service.composition.config import RateLimits
 from testbed.factories import Sealed, build_body
 from tests.app.api.faults import (
@@ -46,6 +47,7 @@ from tests.app.api.faults import (
     serving,
     token_requests,
 )
+from tests.app.api.timed import TimedTransport
 
 # --------------------------------------------------------------------------- tokens
 
@@ -283,13 +285,17 @@ def test_a_verification_survives_one_transient_failure(
 
 
 def test_a_slow_answer_times_out_and_is_asked_again(
-    live: Live, make_client: Maker, registered: Sealed
+    live: Live, make_client: Maker, registered: Sealed, fake_time: FakeTime
 ) -> None:
-    client = make_client(timeout=2.0)
+    timed = TimedTransport(fake_time)
+    client = make_client(timeout=2.0, transport=timed)
     live.proxy.inject(VERIFY, Fault("slow", delay=12.0))
-    started = time.monotonic()
     assert client.verify_payload(registered.payload).verified is True
-    assert time.monotonic() - started < 10.0  # did not wait for the slow answer
+    first, *_, last = timed.to(VERIFY)
+    # The first attempt gave up at its own 2 s read timeout, without the slow answer; the
+    # answer came from an attempt sent again.
+    assert (first.outcome, first.timeout["read"]) == ("ReadTimeout", 2.0)
+    assert last.outcome == "HTTP 200"
     assert live.proxy.counts[VERIFY] >= 2
 
 
@@ -436,32 +442,48 @@ def test_the_services_own_rate_limit_beyond_the_deadline_is_not_waited_for(
 
 @pytest.mark.parametrize("stuck", [VERIFY, TOKEN])
 def test_the_desk_says_cannot_verify_within_its_deadline_when_the_service_hangs(
-    live: Live, registered: Sealed, stuck: str
+    live: Live, registered: Sealed, fake_time: FakeTime, stuck: str
 ) -> None:
     """app.shell.context.verifier_client (4 s deadline) against a service that accepts and never
     answers in time: the verify screen shows CANNOT VERIFY, it does not wait 30 s."""
+    timed = TimedTransport(fake_time)
     client = verifier_client(
-        live.auth_url, live.verifier["client_id"], live.verifier["client_secret"], live.verifier_url
+        live.auth_url,
+        live.verifier["client_id"],
+        live.verifier["client_secret"],
+        live.verifier_url,
+        transport=timed,
+        sleep=fake_time.sleep,
+        clock=fake_time.clock,
     )
     with client:
         if stuck == VERIFY:
             client.verify_payload(registered.payload)  # token cached: only the call hangs
         live.proxy.inject(stuck, Fault("slow", delay=30.0), times=10)
-        started = time.monotonic()
+        timed.attempts.clear()
+        started = fake_time.now
         with pytest.raises(ServiceUnreachable):
             client.verify_payload(registered.payload)
-        assert time.monotonic() - started < 6.0
+    # Every attempt gave up by its own timeout (none got the slow answer), and those timeouts
+    # with the backoff between them add up to no more than the desk's deadline.
+    hung = timed.to(stuck)
+    assert hung and all(a.outcome == "ReadTimeout" for a in hung)
+    assert fake_time.now - started <= VERIFY_DEADLINE
 
 
 def test_the_deadline_cuts_an_attempt_shorter_than_its_timeout(
-    live: Live, make_client: Maker, registered: Sealed
+    live: Live, make_client: Maker, registered: Sealed, fake_time: FakeTime
 ) -> None:
-    client = make_client(timeout=10.0, deadline=1.5, sleep=time.sleep, clock=time.monotonic)
+    timed = TimedTransport(fake_time)
+    client = make_client(timeout=10.0, deadline=1.5, transport=timed)
     live.proxy.inject(VERIFY, Fault("slow", delay=30.0), times=5)
-    started = time.monotonic()
+    started = fake_time.now
     with pytest.raises(ServiceUnreachable):
         client.verify_payload(registered.payload)
-    assert time.monotonic() - started < 5.0  # not the 10 s attempt timeout
+    # One attempt, cut to the 1.5 s the deadline left (not the 10 s attempt timeout), and then
+    # no other: the deadline was spent.
+    assert [(a.outcome, a.timeout["read"]) for a in timed.to(VERIFY)] == [("ReadTimeout", 1.5)]
+    assert fake_time.now - started == pytest.approx(1.5)
 
 
 def test_an_unreachable_token_endpoint_gives_service_unreachable(
@@ -503,12 +525,8 @@ def test_connect_timeout_is_separate_and_the_deadline_holds_over_retries() -> No
             filler.connect(("127.0.0.1", port))
         fillers.append(filler)
     url = f"http://127.0.0.1:{port}"
-    slept: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        time.sleep(seconds)
-
+    fake_time = FakeTime()
+    timed = TimedTransport(fake_time)
     client = ApiClient(
         url,
         "desk",
@@ -517,9 +535,11 @@ def test_connect_timeout_is_separate_and_the_deadline_holds_over_retries() -> No
         timeout=10.0,
         connect_timeout=0.4,
         deadline=2.0,
-        sleep=sleep,
+        transport=timed,
+        sleep=fake_time.sleep,
+        clock=fake_time.clock,
     )
-    started = time.monotonic()
+    started = fake_time.now
     try:
         with pytest.raises(ServiceUnreachable) as caught:
             client.verify_payload("2|" + "A" * 22 + "|" + "A" * 40)
@@ -528,9 +548,16 @@ def test_connect_timeout_is_separate_and_the_deadline_holds_over_retries() -> No
         for filler in fillers:
             filler.close()
         server.close()
-    assert time.monotonic() - started < 3.0
     assert "no answer to the connection" in caught.value.message
     assert caught.value.reason == "no_answer"
-    assert slept  # more than one attempt fitted in the deadline
+    # Each attempt waited for its connection only the 0.4 s connect timeout (or what was left
+    # of the deadline, if less), while its read timeout was the rest of the deadline; more than
+    # one attempt fitted, and attempts plus backoff stayed within the 2 s deadline.
+    attempts = timed.attempts
+    assert len(attempts) >= 2 and fake_time.sleeps
+    assert all(a.outcome == "ConnectTimeout" for a in attempts)
+    assert attempts[0].timeout["connect"] == 0.4 and attempts[0].timeout["read"] == 2.0
+    assert all((a.timeout["connect"] or 0) <= 0.4 for a in attempts)
+    assert fake_time.now - started <= 2.0
     with pytest.raises(ValueError):
         ApiClient(url, "a", "b", connect_timeout=0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -223,13 +222,16 @@ def test_stop_does_not_wait_for_the_retry(scanners: list[CameraScanner], qtbot: 
 
     scanner, seen = run(scanners, missing, retry_ms=600_000)
     qtbot.waitUntil(lambda: bool(seen.lost), timeout=5000)
-    started = time.monotonic()
     scanner.stop()
-    assert time.monotonic() - started < 2.0
     assert not scanner.running
+    # The thread ended within stop()'s own wait, ten minutes before the retry was due: a
+    # thread still running when that wait gives up is kept lingering (see the next test).
+    assert not camera_worker._LINGERING
 
 
-def test_a_hung_camera_driver_does_not_hang_the_gui(qtbot: Any, no_leaks: None) -> None:
+def test_a_hung_camera_driver_does_not_hang_the_gui(
+    qtbot: Any, no_leaks: None, caplog: pytest.LogCaptureFixture
+) -> None:
     """stop() gives up waiting; the thread is kept alive (never destroyed running) until it ends."""
     entered, unblock = threading.Event(), threading.Event()
 
@@ -245,12 +247,14 @@ def test_a_hung_camera_driver_does_not_hang_the_gui(qtbot: Any, no_leaks: None) 
     scanner = CameraScanner(lambda: OpenedSource(HungSource(), 1, "hung camera"))
     scanner.start()
     qtbot.waitUntil(entered.is_set, timeout=5000)
-    started = time.monotonic()
     scanner.stop(timeout_ms=100)
-    assert time.monotonic() - started < 1.0
     assert not scanner.running
     assert len(camera_worker._LINGERING) == 1  # kept alive, not destroyed while running
     (thread,) = camera_worker._LINGERING
+    # stop() came back by giving up its own 100 ms wait, while the driver was still stuck in
+    # read(): nothing has let it go yet.
+    assert "camera thread did not stop in 100 ms" in caplog.text
+    assert not thread.isFinished() and not unblock.is_set()
     unblock.set()  # the driver returns; the worker sees the queued stop and ends its thread
     qtbot.waitUntil(thread.isFinished, timeout=5000)
     scanner.stop()  # the next start or stop lets go of it

@@ -221,9 +221,12 @@ def test_the_desktop_window_fits_a_1024x600_screen_with_the_verdict_on_top(
     with qtbot.waitSignal(screen.result_shown, timeout=20000) as shown:
         screen.submit_text()
     assert shown.args[0] == "verified"
-    qtbot.wait(300)  # let the layout settle before measuring and taking the picture
     banner = screen.card.banner
-    assert banner.isVisible() and banner.height() >= window.height() / 2 - 1
+
+    def verdict_on_top() -> None:  # once the layout has settled after the result
+        assert banner.isVisible() and banner.height() >= window.height() / 2 - 1
+
+    qtbot.waitUntil(verdict_on_top, timeout=5000)
     window.grab().save(str(screenshot_dir / "desktop_1024x600_verified.png"))
     window.show_screen("Issue")
     assert window.width() <= 1024  # the Issue form scrolls; the window stays on the screen

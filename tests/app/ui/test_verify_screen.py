@@ -22,7 +22,14 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QLabel, QPushButton
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QFileDialog,
+    QLabel,
+    QPushButton,
+    QWidget,
+)
 
 from app.api import ApiClient
 from app.api.errors import ApiError
@@ -842,11 +849,12 @@ def test_a_camera_read_while_a_verdict_is_shown_leaves_it_unchanged(
     qtbot.waitUntil(
         lambda: screen.scanner is not None and screen.scanner.stats.accepted >= 2, timeout=8000
     )
-    qtbot.wait(300)
+    # The screen has handled that read once the card says another code is in view; handling it
+    # is where a new verification would have started.
+    qtbot.waitUntil(lambda: ANOTHER_CODE_HINT in screen.card.visible_texts(), timeout=5000)
     assert shown == ["verified"] and started == [1]
     assert screen.card.outcome is outcome
     assert "Alex Example" in screen.card.visible_texts()
-    assert ANOTHER_CODE_HINT in screen.card.visible_texts()
     assert steady() == before
     shot(screen, screenshot_dir, "another_code_in_view")
     # Only Next lets the camera's next code through.
@@ -980,6 +988,15 @@ def test_health_poll_shows_connected_or_not_reachable(
     assert screen.service_status.property("problem") is True
 
 
+def _wait_until_tall(qtbot: Any, widget: QWidget, at_least: float, what: object) -> None:
+    """Wait until the layout, settling after a result, gives `widget` `at_least` its height."""
+
+    def tall_enough() -> None:
+        assert widget.height() >= at_least, (what, widget.height())
+
+    qtbot.waitUntil(tall_enough, timeout=5000)
+
+
 def _verdict_screens(
     make_screen: Callable[..., VerifyScreen],
     demo_context: AppContext,
@@ -993,7 +1010,7 @@ def _verdict_screens(
     for width, height in ((1024, 600), (1920, 1080)):
         screen = make_screen(kiosk=kiosk)
         screen.resize(width, height)
-        qtbot.wait(50)
+        QApplication.processEvents()  # the layout requests the resize posted
         cases = [
             ("verified", sample(demo_context, "NZ").payload, working),
             ("not_verified", sample(demo_context, "Revoked").payload, working),
@@ -1010,8 +1027,7 @@ def _verdict_screens(
             if dead is not None:
                 dead.close()
             banner = screen.card.banner
-            qtbot.wait(50)
-            assert banner.height() >= height / 2, (state, width, banner.height())
+            _wait_until_tall(qtbot, banner, height / 2, (state, width))
             assert banner.mapTo(screen, banner.rect().bottomLeft()).y() <= height
             texts = banner.findChildren(QLabel)
             words = {lab.text() for lab in texts if lab.isVisibleTo(banner)}

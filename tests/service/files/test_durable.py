@@ -119,7 +119,7 @@ def test_a_write_the_disk_refuses_leaves_the_old_file(tmp_path: Path, how: str) 
 
 CHILD_KILLED = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys
     from pathlib import Path
     from service.files.durable import atomic_writer
 
@@ -128,7 +128,7 @@ CHILD_KILLED = textwrap.dedent(
         handle.write(b"the first half of the new content")
         handle.flush()
         print("half written", flush=True)
-        time.sleep(120)  # killed here
+        signal.pause()  # killed here: no signal but the SIGKILL ever comes
         handle.write(b"the rest")
     """
 )
@@ -148,6 +148,8 @@ def test_a_writer_killed_mid_write_leaves_the_old_file(tmp_path: Path) -> None:
         assert child.stdout.readline() == "half written\n"
         os.kill(child.pid, signal.SIGKILL)
     finally:
+        if child.poll() is None:  # the test failed before its kill: the child would wait forever
+            child.kill()
         child.wait(timeout=30)
         if child.stdout is not None:
             child.stdout.close()

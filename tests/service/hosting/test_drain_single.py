@@ -14,8 +14,7 @@ import json
 import signal
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,16 +24,10 @@ import pytest
 from service.composition.instance import open_store
 from service.hosting.server import start
 from testbed.factories import sealed_record
+from testbed.waiting import wait_until
 from tests.service.cli.test_cli import Serve, cli, token
 
 DEADLINE = 60.0
-
-
-def _wait_for(condition: Callable[[], bool], what: str, timeout: float = DEADLINE) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def _address(url: str) -> tuple[str, int]:
@@ -147,7 +140,7 @@ def test_sigterm_answers_every_request_in_flight_then_exits_0(
         _keep_alive_exchange(idle)
 
         server.proc.send_signal(signal.SIGTERM)
-        _wait_for(lambda: _refuses_connections(url), "the listener to close")
+        wait_until(lambda: _refuses_connections(url), "the listener to close", DEADLINE)
         assert idle.recv(1) == b""  # the idle connection is closed in order, not reset
         answers = [partial.finish() for partial in in_flight]
         assert server.proc.wait(DEADLINE) == 0
@@ -170,7 +163,7 @@ def test_a_second_signal_stops_at_once(instance: dict[str, Any]) -> None:
     with _serving(instance, "--graceful-timeout", "600") as (server, url):
         held = Partial(url, HEALTHZ, 10)  # never finished: the drain would wait 600 s
         server.proc.send_signal(signal.SIGTERM)
-        _wait_for(lambda: _refuses_connections(url), "the listener to close")
+        wait_until(lambda: _refuses_connections(url), "the listener to close", DEADLINE)
         assert server.proc.poll() is None  # still draining
         server.proc.send_signal(signal.SIGINT)
         assert server.proc.wait(DEADLINE) == 1
@@ -203,7 +196,7 @@ def test_the_embedded_service_drains_when_the_app_quits(tmp_path: Path) -> None:
 
     stopper = threading.Thread(target=stop)
     stopper.start()
-    _wait_for(lambda: _refuses_connections(running.url), "the listener to close")
+    wait_until(lambda: _refuses_connections(running.url), "the listener to close", DEADLINE)
     assert not stopped.is_set()  # waiting for the requests in flight
     assert idle.recv(1) == b""
     answers = [partial.finish() for partial in held]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -169,7 +168,8 @@ def test_a_streamed_body_stops_at_the_routes_limit(
 
 
 def test_a_declared_length_over_the_route_limit_is_refused_unread(live: LiveService) -> None:
-    started = time.monotonic()
+    """Not one byte of the declared 15 MB is ever sent: an answer at all means the server did
+    not wait for the body (waiting, it would not answer before `_read_response` gives up)."""
     with _sockets(live, 1) as (sock,):
         sock.sendall(
             b"POST /oauth/token HTTP/1.1\r\nHost: x\r\n"
@@ -177,4 +177,3 @@ def test_a_declared_length_over_the_route_limit_is_refused_unread(live: LiveServ
         )
         status, body = _read_response(sock)
     assert status == 413 and json.loads(body)["code"] == "PAYLOAD_TOO_LARGE"
-    assert time.monotonic() - started < 30  # answered without waiting for 15 MB

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -37,6 +37,7 @@ from testbed.cluster import (
     unavailable,
 )
 from testbed.factories import sealed_record
+from testbed.waiting import records_locked, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -77,13 +78,6 @@ def own_postgres(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     finally:
         subprocess.run([*ctl, "-m", "immediate", "stop"], capture_output=True, timeout=60)
         shutil.rmtree(base, ignore_errors=True)
-
-
-def _wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} not within {timeout} s"
-        time.sleep(0.05)
 
 
 def test_postgresql_restarted_under_load_gives_503_never_500_and_recovers(
@@ -158,14 +152,14 @@ def test_postgresql_restarted_under_load_gives_503_never_500_and_recovers(
                 return time.monotonic()  # pg_ctl -w returns once the server accepts connections
 
             with loaded():  # restarted under load
-                _wait_for(lambda: answered_since(0) >= 50, 60, "50 answers before the restart")
+                wait_until(lambda: answered_since(0) >= 50, "50 answers before the restart", 60)
                 back = restart()
-                _wait_for(lambda: answered_since(back) >= 200, 60, "200 answers after it")
+                wait_until(lambda: answered_since(back) >= 200, "200 answers after it", 60)
             with loaded():  # the pools now hold up to 4 connections per worker
-                _wait_for(lambda: answered_since(back) >= 400, 60, "200 more answers")
+                wait_until(lambda: answered_since(back) >= 400, "200 more answers", 60)
             back_idle = restart()  # restarted idle: every pooled connection dies unused
             with loaded():
-                _wait_for(lambda: answered_since(back_idle) >= 200, 60, "200 answers after")
+                wait_until(lambda: answered_since(back_idle) >= 200, "200 answers after", 60)
             outcomes = Counter(got for _, got in answers)
             assert not any(k.endswith(" 500") for k in outcomes), outcomes
             assert set(outcomes) <= {"verify 200", "verify 503", "register 201", "register 503"}
@@ -192,6 +186,7 @@ def test_sigterm_under_load_fails_no_accepted_request(instance: Instance) -> Non
         outcomes: Counter[str] = Counter()
         lock = threading.Lock()
         signalled = threading.Event()
+        under_load = threading.Event()  # set once the load has had 20 answers
 
         def load() -> None:
             refused_after_signal = 0
@@ -205,19 +200,21 @@ def test_sigterm_under_load_fails_no_accepted_request(instance: Instance) -> Non
                         )
                     outcome = f"HTTP {reply.status_code}"
                 except httpx.ConnectError:
+                    # Refused: nothing listens any more (it never listens again), so no pause.
                     outcome = "refused"
                     if signalled.is_set():
                         refused_after_signal += 1
-                    time.sleep(0.05)
                 except httpx.HTTPError as exc:  # sent but not answered: a failed request
                     outcome = type(exc).__name__
                 with lock:
                     outcomes[outcome] += 1
+                    if outcomes["HTTP 200"] >= 20:
+                        under_load.set()
 
         threads = [threading.Thread(target=load) for _ in range(6)]
         for thread in threads:
             thread.start()
-        time.sleep(1.5)
+        assert under_load.wait(60), outcomes
         signalled.set()
         server.proc.send_signal(signal.SIGTERM)
         for thread in threads:
@@ -239,52 +236,52 @@ def _stored(instance: Instance, references: list[str]) -> int:
 def test_workers_killed_in_the_middle_of_a_batch_leave_nothing_partial(
     instance: Instance,
 ) -> None:
+    """The workers are killed while the batch is certainly inside its transaction: the test
+    holds the records table, so the batch's insert waits for it (seen in pg_stat_activity)
+    until after the kill. The orphaned PostgreSQL backend then finds its client gone and ends,
+    rolling back whatever it had not committed."""
     key, version = instance.issuer["encryption_key"], instance.issuer["key_version"]
     with Server.start(instance, 2) as server:
         itok = token(server.url, instance.issuer)
         headers = {"Authorization": f"Bearer {itok}", "Content-Type": "application/json"}
-        killed_rounds = 0
-        # How long a batch takes depends on the machine's load: kill sooner until one is cut.
-        for delay in (0.4, 0.2, 0.1, 0.05, 0.02):
-            records = [sealed_record(key, key_version=version).body for _ in range(1000)]
-            references = [r["service_reference"] for r in records]
-            body = json.dumps({"records": records}).encode()
-            failed: list[BaseException] = []
+        records = [sealed_record(key, key_version=version).body for _ in range(1000)]
+        references = [r["service_reference"] for r in records]
+        body = json.dumps({"records": records}).encode()
+        failed: list[BaseException] = []
 
-            def send(body: bytes = body, failed: list[BaseException] = failed) -> None:
-                try:
-                    httpx.post(
-                        f"{server.url}/v1/registerNonPIIBatch",
-                        content=body,
-                        headers=headers,
-                        timeout=60,
-                    )
-                except httpx.HTTPError as exc:
-                    failed.append(exc)
+        def send() -> None:
+            try:
+                httpx.post(
+                    f"{server.url}/v1/registerNonPIIBatch",
+                    content=body,
+                    headers=headers,
+                    timeout=60,
+                )
+            except httpx.HTTPError as exc:
+                failed.append(exc)
 
-            workers = server.workers()
-            sender = threading.Thread(target=send)
+        workers = server.workers()
+        sender = threading.Thread(target=send)
+        with records_locked(instance.database_url) as held:
             sender.start()
-            time.sleep(delay)
+            (backend,) = wait_until(held.waiting, "the batch waiting inside its transaction")
             for pid in workers:
                 os.kill(pid, signal.SIGKILL)
             sender.join(60)
-            deadline = time.monotonic() + 30
-            while len(server.workers()) != 2 or set(server.workers()) & set(workers):
-                assert time.monotonic() < deadline, "the workers were not replaced"
-                time.sleep(0.1)
-            server.wait_ready()
-            if not failed:
-                continue  # the batch was answered before the kill: try sooner
-            killed_rounds += 1
-            stored = _stored(instance, references)
-            assert stored in (0, 1000), stored  # one transaction: all or nothing
-            retry = httpx.post(
-                f"{server.url}/v1/registerNonPIIBatch", content=body, headers=headers, timeout=60
-            )
-            assert retry.status_code == 200, retry.text
-            statuses = Counter(r["status"] for r in retry.json()["results"])
-            assert statuses == Counter({"created": 1000 - stored, "duplicate": stored})
-            assert _stored(instance, references) == 1000
-            break
-        assert killed_rounds == 1, "no batch was in flight when its workers were killed"
+            held.release()
+            wait_until(lambda: not held.alive(backend), "the orphaned backend to end")
+        assert failed, "the batch was answered although its worker was killed"
+        wait_until(
+            lambda: len(server.workers()) == 2 and not set(server.workers()) & set(workers),
+            "the killed workers replaced",
+        )
+        server.wait_ready()
+        stored = _stored(instance, references)
+        assert stored in (0, 1000), stored  # one transaction: all or nothing
+        retry = httpx.post(
+            f"{server.url}/v1/registerNonPIIBatch", content=body, headers=headers, timeout=60
+        )
+        assert retry.status_code == 200, retry.text
+        statuses = Counter(r["status"] for r in retry.json()["results"])
+        assert statuses == Counter({"created": 1000 - stored, "duplicate": stored})
+        assert _stored(instance, references) == 1000

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 
 from testbed.cluster import REDIS_URL, ROOT, Instance, Server, new_instance, registered, token
 from testbed.factories import sealed_record
+from testbed.waiting import records_locked, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -47,21 +47,15 @@ def _records(instance: Instance) -> int:
         return int(row[0])
 
 
-def _wait_for(condition: object, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
-
-
 def test_a_killed_worker_is_replaced_and_service_goes_on(instance: Instance) -> None:
     with Server.start(instance, 2) as server:
-        _wait_for(lambda: len(server.workers()) == 2)
+        wait_until(lambda: len(server.workers()) == 2, "two workers")
         before = server.workers()
         os.kill(before[0], signal.SIGKILL)
-        _wait_for(lambda: len(server.workers()) == 2 and before[0] not in server.workers())
+        wait_until(
+            lambda: len(server.workers()) == 2 and before[0] not in server.workers(),
+            "the killed worker replaced",
+        )
         assert before[1] in server.workers()
         vtok = token(server.url, instance.verifier)
         itok = token(server.url, instance.issuer)
@@ -86,28 +80,45 @@ def test_a_killed_worker_is_replaced_and_service_goes_on(instance: Instance) -> 
 
 def test_sigterm_lets_in_flight_batches_finish(instance: Instance) -> None:
     """Eight 1000-record batches in flight when SIGTERM arrives: every one is answered 200 and
-    every record is stored; the server then exits 0."""
+    every record is stored; the server then exits 0.
+
+    "In flight" is made certain, not hoped for: the signal is sent once every request's head
+    is on the wire and a batch is inside its transaction, where it stays (the test holds the
+    records table, so its insert waits, as pg_stat_activity shows) until after the signal."""
     bodies = [_batch(instance) for _ in range(8)]
     before = _records(instance)
     with Server.start(instance, 2, "--threads", "4") as server:
         itok = token(server.url, instance.issuer)
         sent = threading.Barrier(len(bodies) + 1)
+        heads_sent = [threading.Event() for _ in bodies]
 
-        def post(body: bytes) -> httpx.Response:
+        def post(body: bytes, head_sent: threading.Event) -> httpx.Response:
+            def content() -> Iterator[bytes]:
+                head_sent.set()  # httpx asks for the body once it has sent the request head
+                yield body
+
             with httpx.Client(timeout=60) as client:
                 client.get(f"{server.url}/healthz")  # connected before the signal
                 sent.wait()
                 return client.post(
                     f"{server.url}/v1/registerNonPIIBatch",
-                    content=body,
-                    headers={"Authorization": f"Bearer {itok}", "Content-Type": "application/json"},
+                    content=content(),
+                    headers={
+                        "Authorization": f"Bearer {itok}",
+                        "Content-Type": "application/json",
+                        "Content-Length": str(len(body)),
+                    },
                 )
 
         with ThreadPoolExecutor(len(bodies)) as pool:
-            futures = [pool.submit(post, body) for body in bodies]
-            sent.wait()
-            time.sleep(0.3)  # the batches are being processed (each takes longer than this)
-            server.proc.send_signal(signal.SIGTERM)
+            with records_locked(instance.database_url) as records:
+                futures = [pool.submit(post, *job) for job in zip(bodies, heads_sent, strict=True)]
+                sent.wait()
+                wait_until(
+                    lambda: all(e.is_set() for e in heads_sent) and records.waiting(),
+                    "every request sent and a batch waiting inside its transaction",
+                )
+                server.proc.send_signal(signal.SIGTERM)
             replies = [f.result() for f in futures]
         statuses = [r.status_code for r in replies]
         # The instance allows 4 concurrent batches: the others are refused at once with 503,
@@ -148,12 +159,12 @@ def test_a_request_refused_before_its_body_is_read_leaves_the_client_a_working_c
 
 def test_workers_are_recycled_after_max_requests(instance: Instance) -> None:
     with Server.start(instance, 2, "--max-requests", "20") as server:
-        _wait_for(lambda: len(server.workers()) == 2)
+        wait_until(lambda: len(server.workers()) == 2, "two workers")
         first = set(server.workers())
         with httpx.Client(timeout=10) as client:
             for _ in range(120):
                 assert client.get(f"{server.url}/healthz").status_code == 200
-        _wait_for(lambda: len(server.workers()) == 2)
+        wait_until(lambda: len(server.workers()) == 2, "two workers after the recycling")
         assert not first & set(server.workers()), "no worker was recycled"
 
 
@@ -187,7 +198,7 @@ def test_wsgi_entry_point_runs_under_gunicorn_from_the_environment(
         text=True,
     )
     try:
-        _wait_for(lambda: _ready(url))
+        wait_until(lambda: _ready(url), "gunicorn answering /readyz")
         sealed = registered(url, instance)
         vtok = token(url, instance.verifier)
         reply = httpx.post(

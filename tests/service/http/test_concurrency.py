@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import random
 import threading
-import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from service.protocol.encoding import b64url_encode, new_reference
 from service.storage.tinydb_store import TinyDBStore
 from testbed.factories import AU_V1, sealed_with_iv
 from testbed.oauth import fetch_token
+from testbed.waiting import wait_until
 from tests.service.conftest import make_instance
 
 THREADS = 16
@@ -212,18 +212,20 @@ def test_colliding_batches_and_singles_keep_every_rule(instance: Instance) -> No
 
     def batch(chunk: list[Attempt]) -> Callable[[httpx.Client], list[Outcome]]:
         def job(client: httpx.Client) -> list[Outcome]:
-            while True:
+            def admitted() -> httpx.Response | None:
                 reply = client.post(
                     f"{instance.url}/v1/registerNonPIIBatch",
                     json={"records": [a.body for a in chunk]},
                     headers={"Authorization": f"Bearer {token}"},
                 )
                 if reply.status_code != 503:
-                    break
+                    return reply
                 # The concurrent batch limit: nothing was processed; retry (sooner than told).
                 assert reply.json()["code"] == "SERVICE_UNAVAILABLE"
                 assert int(reply.headers["retry-after"]) >= 1
-                time.sleep(0.02)
+                return None
+
+            reply = wait_until(admitted, "a free batch slot", 60, interval=0.02)
             assert reply.status_code == 200, reply.text
             table = {"created": 201, "duplicate": 200, "error": 409}
             return [(table[r["status"]], r.get("code", "")) for r in reply.json()["results"]]

@@ -29,6 +29,7 @@ from testbed.cluster import (
     require_redis,
     token,
 )
+from testbed.waiting import wait_until
 
 
 @pytest.fixture
@@ -51,10 +52,13 @@ def test_two_processes_count_against_one_rate_limit(prefix: str) -> None:
 
 
 def test_batch_slots_are_shared_by_an_instance_and_expire_without_release(prefix: str) -> None:
+    now = [time.time()]  # the workers' wall clock, moved by the test
     shared = SharedState(REDIS_URL, prefix=prefix)
-    worker_a = RedisBatchSlots(shared, "host:1", 2, lease_seconds=1.0)
-    worker_b = RedisBatchSlots(SharedState(REDIS_URL, prefix=prefix), "host:1", 2, 1.0)
-    other_instance = RedisBatchSlots(shared, "host:2", 2, lease_seconds=1.0)
+    worker_a = RedisBatchSlots(shared, "host:1", 2, lease_seconds=1.0, clock=lambda: now[0])
+    worker_b = RedisBatchSlots(
+        SharedState(REDIS_URL, prefix=prefix), "host:1", 2, 1.0, clock=lambda: now[0]
+    )
+    other_instance = RedisBatchSlots(shared, "host:2", 2, lease_seconds=1.0, clock=lambda: now[0])
     first = worker_a.try_acquire()
     second = worker_b.try_acquire()
     assert first is not None and second is not None
@@ -64,7 +68,9 @@ def test_batch_slots_are_shared_by_an_instance_and_expire_without_release(prefix
     third = worker_b.try_acquire()
     assert third is not None
     # `second` and `third` are never released (their worker died): they expire.
-    time.sleep(1.2)
+    now[0] += 0.9
+    assert worker_a.try_acquire() is None  # not before their lease is over
+    now[0] += 0.2
     assert worker_a.try_acquire() is not None
 
 
@@ -168,13 +174,12 @@ def _own_redis() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
 def require_redis_when_started(url: str, timeout: float = 10) -> None:
     import redis
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def pong() -> bool:
         with contextlib.suppress(redis.RedisError):
-            if redis.Redis.from_url(url, socket_connect_timeout=0.5).ping():
-                return
-        time.sleep(0.05)
-    raise AssertionError("the test's own redis-server did not start")
+            return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5).ping())
+        return False
+
+    wait_until(pong, "the test's own redis-server to answer", timeout)
 
 
 def _stopped_redis_server(

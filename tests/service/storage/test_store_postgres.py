@@ -12,7 +12,6 @@ import contextlib
 import secrets
 import socket
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
@@ -36,6 +35,7 @@ from service.storage.port import (
 )
 from service.storage.postgres_store import SCHEMA_VERSION, PostgresStore
 from testbed.cluster import throwaway_database
+from testbed.waiting import wait_until
 from tests.service.storage.store_contract import StoreContract, run_threads
 
 pytestmark = pytest.mark.postgres
@@ -225,18 +225,16 @@ class TestConcurrencyAcrossInstances:
             )
             worker = threading.Thread(target=lambda: result.append(store.add_records(mine)))
             worker.start()
-            deadline = time.monotonic() + 20
             with psycopg.connect(schema_url, autocommit=True) as observer:
-                while time.monotonic() < deadline:
+
+                def waiting_on_a_lock() -> bool:
                     row = observer.execute(
                         "SELECT count(*) FROM pg_stat_activity "
                         "WHERE datname = current_database() AND wait_event_type = 'Lock'"
                     ).fetchone()
-                    if row and row[0] > 0:
-                        break
-                    time.sleep(0.02)
-                else:
-                    pytest.fail("add_records never waited on the uncommitted row")
+                    return bool(row and row[0] > 0)
+
+                wait_until(waiting_on_a_lock, "add_records waiting on the uncommitted row", 20)
             writer.commit()
         worker.join(timeout=30)
         assert statuses(result[0]) == [AddStatus.CONFLICT, AddStatus.CREATED]
@@ -248,10 +246,10 @@ class TestConcurrencyAcrossInstances:
 class TestUnavailable:
     def test_open_on_a_closed_port_raises_store_unavailable(self) -> None:
         url = f"postgresql://postgres@127.0.0.1:{_closed_port()}/postgres"
-        started = time.monotonic()
-        with pytest.raises(StoreUnavailable):
+        with pytest.raises(StoreUnavailable) as info:
             PostgresStore(url, connect_timeout=2)
-        assert time.monotonic() - started < 10
+        # Raised on the refusal itself, not after waiting out a pool's or a connect timeout.
+        assert "Connection refused" in str(info.value.__cause__)
 
     def test_invalid_url_raises_store_unavailable_without_echoing_it(self) -> None:
         with pytest.raises(StoreUnavailable) as info:
@@ -451,8 +449,7 @@ class TestSchemaAndPool:
                         "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
                         (app,),
                     ).fetchone()
-                    peak = max(peak, row[0] if row else 0)
-                    time.sleep(0.005)
+                    peak = max(peak, row[0] if row else 0)  # looked at again at once
 
         def hammer(i: int) -> None:
             for j in range(20):
@@ -473,15 +470,13 @@ class TestSchemaAndPool:
             s.close()
         assert 1 <= peak <= 2
 
-    def test_thousand_record_batch_is_one_fast_transaction(self, store: PostgresStore) -> None:
+    def test_thousand_record_batch_is_created_in_one_call(self, store: PostgresStore) -> None:
+        """How fast: bench/scale_bench.py times a 1000-record batch against a COPY of the same
+        rows in the same run (target <= 4), which a row-by-row loop would miss by far."""
         batch = [make_record(n, payslip_non_pii={"n": n, "pad": "x" * 1400}) for n in range(1000)]
-        store.add_records([make_record(999_999)])  # warm the connection and the statement
-        started = time.perf_counter()
         outcomes = store.add_records(batch)
-        elapsed = time.perf_counter() - started
         assert statuses(outcomes) == [AddStatus.CREATED] * 1000
-        # ~20-30 ms measured on the 2-core dev machine; the bound only catches row-by-row loops.
-        assert elapsed < 2.0, f"1000-record batch took {elapsed * 1000:.0f} ms"
+        assert store.get_record(batch[-1].service_reference) == batch[-1]
 
     def test_json_round_trip_keeps_values(self, store: PostgresStore) -> None:
         payload = {"b": 1, "a": [1.25, "é", None, True], "nested": {"z": {"y": []}}, "big": 2**53}
