@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -73,16 +74,19 @@ def accepting_processes(port: int) -> set[int]:
     return workers or holders
 
 
-def wait_for_every_acceptor(url: str, ask: Ask, what: str, timeout: float = 30.0) -> None:
+def wait_for_every_acceptor(url: str, ask: Ask, what: str, timeout: float = 60.0) -> None:
     """Ask `ask` on new connections until every accepting process of the server at `url` has
     answered it with True; an AssertionError naming `what` if not all have within `timeout`.
 
     Each connection first has one /healthz answered on it (kept alive), which tells which
-    process holds it before `ask` sends its own request on the same connection."""
+    process holds it before `ask` sends its own request on the same connection. Which worker
+    accepts a connection is the kernel's choice and can favour some for a while (one in 15 on
+    an idle 2-core machine), hence the long deadline and the short pause between tries."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     acceptors = accepting_processes(port)
     seen: set[int] = set()
+    held_by: Counter[int] = Counter()
 
     def one_more() -> bool:
         conn = http.client.HTTPConnection(host, port, timeout=10)
@@ -93,10 +97,17 @@ def wait_for_every_acceptor(url: str, ask: Ask, what: str, timeout: float = 30.0
                 return False
             local_port = conn.sock.getsockname()[1]
             holder = _holding(_sockets(port, listening=False, peer_port=local_port), acceptors)
-            if ask(conn):  # on the same connection, so answered by the same process
+            held_by.update(holder)
+            if holder - seen and ask(conn):  # same connection, so answered by the same process
                 seen.update(holder)
         finally:
             conn.close()
         return seen >= acceptors
 
-    wait_until(one_more, f"{what} from each of the processes {sorted(acceptors)}", timeout)
+    try:
+        wait_until(one_more, what, timeout, interval=0.01)
+    except AssertionError as late:
+        raise AssertionError(
+            f"{what}: answered so by {sorted(seen)} of the processes {sorted(acceptors)}"
+            f" (connections held: {dict(held_by)})"
+        ) from late
