@@ -173,9 +173,13 @@ class Server:
                 start_new_session=True,
             )
         assert proc.stdout is not None
-        url = read_listening(proc, stderr_path)
-        server = cls(proc, url, stderr_path)
-        server.wait_ready()
+        server = cls(proc, "", stderr_path)
+        try:
+            server.url = read_listening(proc, stderr_path)
+            server.wait_ready()
+        except BaseException:
+            server.__exit__()  # a server that never came up is stopped and its pipe closed too
+            raise
         return server
 
     def wait_ready(self, timeout: float = 30) -> None:

@@ -80,11 +80,14 @@ def _system_player() -> Player:
     quiet = ["-q"] if command.endswith("aplay") and not command.endswith("paplay") else []
 
     def play_file(verdict: Verdict, data: bytes) -> None:
-        subprocess.Popen(
-            [command, *quiet, str(_cached_file(verdict, data))],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        _reap_players()
+        _PLAYING.append(
+            subprocess.Popen(
+                [command, *quiet, str(_cached_file(verdict, data))],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         )
 
     return play_file
@@ -96,6 +99,18 @@ def _beep(verdict: Verdict, data: bytes) -> None:
 
 _FILES: dict[Verdict, Path] = {}
 _FOLDER: list[tempfile.TemporaryDirectory[str]] = []
+_PLAYING: list[subprocess.Popen[bytes]] = []
+"""External players started and not yet seen to end."""
+
+
+def _reap_players() -> None:
+    """Forget the players that have ended. A player dropped unwaited warns "subprocess is still
+    running" and stays a zombie once done, so each is kept until seen to end: at the next verdict
+    and at exit, by poll (never wait: the GUI thread calls this; a sound lasts under a second)."""
+    _PLAYING[:] = [player for player in _PLAYING if player.poll() is None]
+
+
+atexit.register(_reap_players)
 
 
 def _cached_file(verdict: Verdict, data: bytes) -> Path:

@@ -45,11 +45,17 @@ MAX_WAITRESS_BODY = 32 * 1024 * 1024
 
 
 def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on `host`:`port`. When the port is taken (the app then tries the next
+    one) the new socket is closed before the error goes up, not left to the garbage collector."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)
+    except BaseException:
+        sock.close()
+        raise
     return sock
 
 

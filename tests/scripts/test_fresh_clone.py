@@ -60,6 +60,7 @@ def test_a_fresh_clone_starts_the_service_with_the_runtime_install_only(tmp_path
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=30)
+        proc.stdout.close()
     text = "".join(lines)
     assert lines[0].startswith("installing what Payslip Verify needs to run")
     assert "starting the demo service" in text

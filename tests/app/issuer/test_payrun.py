@@ -78,12 +78,17 @@ def run(
     service: LiveService, source: Path, out: Path, client: ApiClient | None = None, **kw: Any
 ) -> Any:
     settings = RunSettings(source=source, out_dir=out, workers=1, **kw)
-    return PayRun(
-        client or issuer_client(service),
-        IssuerKey.from_info(service.issuer),
-        service.running.config.scan_base,
-        settings,
-    ).run()
+    own = issuer_client(service) if client is None else None  # closed here, after the run
+    try:
+        return PayRun(
+            client or own,
+            IssuerKey.from_info(service.issuer),
+            service.running.config.scan_base,
+            settings,
+        ).run()
+    finally:
+        if own is not None:
+            own.close()
 
 
 # --- reading and checking --------------------------------------------------------------------
@@ -294,8 +299,8 @@ def interrupted_run(
     RunInterrupted: (the source file, the output folder, the error)."""
     source = write_csv(tmp_path / "run.csv", [good_row(i) for i in range(1, rows + 1)])
     out = tmp_path / "out"
-    losing = LosingClient(issuer_client(live), lose)
-    with pytest.raises(RunInterrupted) as caught:
+    with issuer_client(live) as real, pytest.raises(RunInterrupted) as caught:
+        losing = LosingClient(real, lose)
         run(live, source, out, client=losing, batch_size=batch_size)  # type: ignore[arg-type]
     return source, out, caught.value
 
@@ -497,7 +502,7 @@ def test_cli_killed_mid_run_resumes_exactly_once(
                 break
     finally:
         killer.cancel()
-    process.wait(timeout=30)
+    process.communicate(timeout=30)  # waits, and closes both pipes
     assert process.returncode == -signal.SIGKILL, lines
     assert (out / JOURNAL_NAME).exists()
     registered_before = record_count(live)
@@ -572,13 +577,14 @@ def test_progress_is_determinate_in_every_phase_and_workers_draw_the_badges(
         children.append(len(multiprocessing.active_children()))
 
     settings = RunSettings(source=source, out_dir=out, pdf_dir=pdfs, batch_size=100, workers=2)
-    summary = PayRun(
-        issuer_client(live),
-        IssuerKey.from_info(live.issuer),
-        live.running.config.scan_base,
-        settings,
-        on_progress=seen,
-    ).run()
+    with issuer_client(live) as client:
+        summary = PayRun(
+            client,
+            IssuerKey.from_info(live.issuer),
+            live.running.config.scan_base,
+            settings,
+            on_progress=seen,
+        ).run()
 
     final = summary.progress
     assert (final.created, final.rejected, final.phase) == (299, 1, "done")

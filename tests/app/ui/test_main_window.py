@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
+from PySide6.QtWidgets import QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.shell.context import AppContext
@@ -105,8 +105,8 @@ def _check_the_lock(
 
     assert not window.close()  # Alt+F4 and the window's close button end here
     assert window.isVisible() and asked == ["Enter the operator PIN to close the kiosk."]
-    window.activateWindow()
-    QApplication.setActiveWindow(window)  # offscreen windows do not activate themselves
+    with qtbot.waitActive(window):  # the offscreen platform activates on request, later
+        window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
     assert window.isVisible() and len(asked) == 2
 

@@ -49,8 +49,8 @@ def make_screen(
         screen.resize(1366, 768)
         screen.show()
         qtbot.waitExposed(screen)
-        screen.activateWindow()
-        QApplication.setActiveWindow(screen)  # offscreen windows do not activate themselves
+        with qtbot.waitActive(screen):  # the offscreen platform activates on request, later
+            screen.activateWindow()
         made.append((screen, tasks))
         return screen
 

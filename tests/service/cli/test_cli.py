@@ -78,8 +78,12 @@ class Serve:
         self.lines: queue.Queue[str] = queue.Queue()
         self.stdout: list[str] = []
         self.stderr: list[str] = []
-        for stream, sink in ((self.proc.stdout, self.stdout), (self.proc.stderr, self.stderr)):
-            threading.Thread(target=self._pump, args=(stream, sink), daemon=True).start()
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(stream, sink), daemon=True)
+            for stream, sink in ((self.proc.stdout, self.stdout), (self.proc.stderr, self.stderr))
+        ]
+        for pump in self._pumps:
+            pump.start()
 
     def _pump(self, stream: Any, sink: list[str]) -> None:
         for line in stream:
@@ -110,7 +114,17 @@ class Serve:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=15)
+        self._close_pipes()
         return int(self.proc.returncode)
+
+    def _close_pipes(self) -> None:
+        """Each pump ends at its pipe's end of file once the process is gone; then the pipes are
+        closed here (left to the garbage collector they warn as unclosed files). A pipe a pump
+        still reads is left alone: closing it would wait for that read."""
+        for pump, stream in zip(self._pumps, (self.proc.stdout, self.proc.stderr), strict=True):
+            pump.join(timeout=15)
+            if stream is not None and not pump.is_alive():
+                stream.close()
 
 
 @contextmanager

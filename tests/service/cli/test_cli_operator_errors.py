@@ -149,6 +149,9 @@ def test_workers_start_when_the_environment_selects_postgresql(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def init_through(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:

@@ -83,7 +83,7 @@ def test_serve_warns_once_when_badges_would_carry_a_loopback_address() -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait(timeout=15)
+            proc.communicate(timeout=15)  # waits, and closes the pipes
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "127.0.0.1" in warnings[0]
 

@@ -118,6 +118,7 @@ def _serving(instance: dict[str, Any], *args: str) -> Iterator[tuple[Serve, str]
         if server.proc.poll() is None:
             server.proc.kill()
             server.proc.wait(30)
+        server.stop()  # the process is gone by now: this closes its pipes
 
 
 def test_sigterm_answers_every_request_in_flight_then_exits_0(
@@ -142,6 +143,7 @@ def test_sigterm_answers_every_request_in_flight_then_exits_0(
         server.proc.send_signal(signal.SIGTERM)
         wait_until(lambda: _refuses_connections(url), "the listener to close", DEADLINE)
         assert idle.recv(1) == b""  # the idle connection is closed in order, not reset
+        idle.close()
         answers = [partial.finish() for partial in in_flight]
         assert server.proc.wait(DEADLINE) == 0
 
@@ -199,6 +201,7 @@ def test_the_embedded_service_drains_when_the_app_quits(tmp_path: Path) -> None:
     wait_until(lambda: _refuses_connections(running.url), "the listener to close", DEADLINE)
     assert not stopped.is_set()  # waiting for the requests in flight
     assert idle.recv(1) == b""
+    idle.close()
     answers = [partial.finish() for partial in held]
     stopper.join(DEADLINE)
     assert stopped.is_set()

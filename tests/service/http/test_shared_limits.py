@@ -40,38 +40,45 @@ def prefix() -> str:
 
 def test_two_processes_count_against_one_rate_limit(prefix: str) -> None:
     """Two limiters with their own Redis connections, as two workers or hosts have."""
-    first = RateLimiter("5/minute", "client", SharedState(REDIS_URL, prefix=prefix))
-    second = RateLimiter("5/minute", "client", SharedState(REDIS_URL, prefix=prefix))
-    for limiter in (first, second, first, second, first):
-        limiter.check("cli_a")
-    with pytest.raises(ServiceError) as refused:
-        second.check("cli_a")
-    assert refused.value.code == "RATE_LIMITED"
-    assert refused.value.retry_after is not None and 1 <= refused.value.retry_after <= 60
-    first.check("cli_b")  # another client has its own window
+    with (
+        contextlib.closing(SharedState(REDIS_URL, prefix=prefix)) as one,
+        contextlib.closing(SharedState(REDIS_URL, prefix=prefix)) as two,
+    ):
+        first = RateLimiter("5/minute", "client", one)
+        second = RateLimiter("5/minute", "client", two)
+        for limiter in (first, second, first, second, first):
+            limiter.check("cli_a")
+        with pytest.raises(ServiceError) as refused:
+            second.check("cli_a")
+        assert refused.value.code == "RATE_LIMITED"
+        assert refused.value.retry_after is not None and 1 <= refused.value.retry_after <= 60
+        first.check("cli_b")  # another client has its own window
 
 
 def test_batch_slots_are_shared_by_an_instance_and_expire_without_release(prefix: str) -> None:
     now = [time.time()]  # the workers' wall clock, moved by the test
-    shared = SharedState(REDIS_URL, prefix=prefix)
-    worker_a = RedisBatchSlots(shared, "host:1", 2, lease_seconds=1.0, clock=lambda: now[0])
-    worker_b = RedisBatchSlots(
-        SharedState(REDIS_URL, prefix=prefix), "host:1", 2, 1.0, clock=lambda: now[0]
-    )
-    other_instance = RedisBatchSlots(shared, "host:2", 2, lease_seconds=1.0, clock=lambda: now[0])
-    first = worker_a.try_acquire()
-    second = worker_b.try_acquire()
-    assert first is not None and second is not None
-    assert worker_a.try_acquire() is None and worker_b.try_acquire() is None
-    assert other_instance.try_acquire() is not None  # limits are per instance
-    first.release()
-    third = worker_b.try_acquire()
-    assert third is not None
-    # `second` and `third` are never released (their worker died): they expire.
-    now[0] += 0.9
-    assert worker_a.try_acquire() is None  # not before their lease is over
-    now[0] += 0.2
-    assert worker_a.try_acquire() is not None
+    with (
+        contextlib.closing(SharedState(REDIS_URL, prefix=prefix)) as shared,
+        contextlib.closing(SharedState(REDIS_URL, prefix=prefix)) as shared_b,
+    ):
+        worker_a = RedisBatchSlots(shared, "host:1", 2, lease_seconds=1.0, clock=lambda: now[0])
+        worker_b = RedisBatchSlots(shared_b, "host:1", 2, 1.0, clock=lambda: now[0])
+        other_instance = RedisBatchSlots(
+            shared, "host:2", 2, lease_seconds=1.0, clock=lambda: now[0]
+        )
+        first = worker_a.try_acquire()
+        second = worker_b.try_acquire()
+        assert first is not None and second is not None
+        assert worker_a.try_acquire() is None and worker_b.try_acquire() is None
+        assert other_instance.try_acquire() is not None  # limits are per instance
+        first.release()
+        third = worker_b.try_acquire()
+        assert third is not None
+        # `second` and `third` are never released (their worker died): they expire.
+        now[0] += 0.9
+        assert worker_a.try_acquire() is None  # not before their lease is over
+        now[0] += 0.2
+        assert worker_a.try_acquire() is not None
 
 
 def test_unreachable_redis_fails_open_and_is_counted(prefix: str) -> None:
@@ -175,8 +182,11 @@ def require_redis_when_started(url: str, timeout: float = 10) -> None:
     import redis
 
     def pong() -> bool:
-        with contextlib.suppress(redis.RedisError):
-            return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5).ping())
+        with (
+            contextlib.suppress(redis.RedisError),
+            redis.Redis.from_url(url, socket_connect_timeout=0.5) as client,
+        ):
+            return bool(client.ping())
         return False
 
     wait_until(pong, "the test's own redis-server to answer", timeout)

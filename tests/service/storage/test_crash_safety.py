@@ -40,6 +40,8 @@ def serve(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     match = re.fullmatch(r"listening on (http://\S+)\n", line)
     if not match:
         proc.kill()
+        proc.wait(timeout=30)
+        proc.stdout.close()
         pytest.fail(f"the server did not start: {line!r}")
     return proc, match.group(1)
 
