@@ -147,8 +147,12 @@ def test_workers_start_when_the_environment_selects_postgresql(
         line = proc.stdout.readline()
         assert line.startswith("listening on http://127.0.0.1:"), proc.stderr
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        proc.terminate()  # drains: a worker still booting is waited for, up to the 30 s grace
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
