@@ -190,13 +190,13 @@ _OPTIONS: tuple[tuple[str, Any, Callable[[Any], bool], str], ...] = (
     (
         "date_format",
         "YYYY-MM-DD",
-        lambda v: v in DATE_FORMATS,
+        lambda v: isinstance(v, str) and v in DATE_FORMATS,
         "date_format: use one of " + ", ".join(DATE_FORMATS),
     ),
     (
         "schema",
         None,
-        lambda v: v is None or v in PAYSLIP_SCHEMAS,
+        lambda v: v is None or (isinstance(v, str) and v in PAYSLIP_SCHEMAS),
         "schema: use one of " + ", ".join(PAYSLIP_SCHEMAS),
     ),
     (

@@ -241,7 +241,7 @@ def _no_stray_pii(row: _Draft) -> Iterator[str]:
 
 def _pdf_page(row: _Draft) -> Iterator[str]:
     text = row.meta("pdf_page") or "1"
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # "²" is a digit to isdigit
         yield "pdf_page: expected a page number from 1"
     else:
         row.pdf_page = int(text)

@@ -34,6 +34,12 @@ NOT_A_FIELD = 'columns: not a payslip field (use a column name of the pay-run la
             "date_format: use one of DD/MM/YYYY, YYYY-MM-DD, MM/DD/YYYY, D MMM YYYY",
         ),
         ({"schema": "x", "sheet": 3}, f"schema: use one of {SCHEMAS}"),
+        ({"schema": []}, f"schema: use one of {SCHEMAS}"),
+        ({"schema": {}}, f"schema: use one of {SCHEMAS}"),
+        (
+            {"date_format": ["YYYY-MM-DD"]},
+            "date_format: use one of DD/MM/YYYY, YYYY-MM-DD, MM/DD/YYYY, D MMM YYYY",
+        ),
         ({"sheet": 3, "skip_rows": -1}, "sheet: expected the name of a sheet"),
         ({"skip_rows": True}, "skip_rows: expected a whole number from 0"),
         ({"skip_rows": -1}, "skip_rows: expected a whole number from 0"),

@@ -226,6 +226,12 @@ PROBLEMS: list[tuple[str, RowInput, bool, tuple[str, ...]]] = [
         ("pdf_page: expected a page number from 1",),
     ),
     (
+        "page a superscript digit (isdigit says yes, int says no)",
+        raw_row(meta={"pdf_page": "\u00b2"}),
+        False,
+        ("pdf_page: expected a page number from 1",),
+    ),
+    (
         "a PDF named without a folder",
         raw_row(meta={"pdf": "named.pdf"}),
         False,
