@@ -230,7 +230,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         port, host = getattr(args, "port", None), getattr(args, "host", None)
         print(f"error: {operator_message(exc, port, host)}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
