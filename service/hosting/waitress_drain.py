@@ -10,7 +10,7 @@ drains:
    closed, so later connections are refused before anything is sent (a client or balancer can
    retry elsewhere) rather than reset after sending;
 2. every answer from then on says `Connection: close`; a keep-alive connection with nothing in
-   flight is closed once KEEPALIVE_LINGER has passed since its last answer (unless its next
+   flight is closed once BUSY_CLIENT_WINDOW has passed since its last answer (unless its next
    request is already waiting on the socket: that is answered), and one that has not sent a byte
    yet gets FRESH_WAIT to start its request;
 3. the loop runs on (reading, the deadline sweep of `waitress_guard`, writing answers) until no
@@ -46,10 +46,17 @@ FRESH_WAIT = 1.0
 """How long a connection that has sent nothing yet may take to start its request once draining
 (accepted just before the stop, or from the backlog): long enough for a client that connected
 to send, short enough that a browser's idle pre-connection does not hold a stop."""
-KEEPALIVE_LINGER = 1.0
-"""How long after its last answer an idle keep-alive connection stays open once draining: a busy
-client's next request, sent as the drain starts, is then answered (with `Connection: close`)
-instead of meeting a closed connection it cannot tell from a failure."""
+BUSY_CLIENT_WINDOW = 0.25
+"""How long after its last answer an idle keep-alive connection stays open once draining.
+
+A busy client sends its next request within milliseconds of an answer: kept open that long, the
+request is answered (with `Connection: close`) instead of meeting a close it cannot tell from a
+failure. A client that is not busy is closed at once, while it is not sending: its pool sees the
+close before the next request and connects anew (refused: it retries elsewhere). Closing an idle
+connection always races a client that sends at that very moment, so the window must not match a
+pause clients commonly take. It is kept well under one second, the shortest `Retry-After` the
+service sends: at 1.0 s, clients waiting out a `Retry-After: 1` on their keep-alive connection
+woke exactly as the drain closed it (two connection resets in the TinyDB chaos soak)."""
 _DRAIN_POLL = 0.05
 _THREADS_JOIN = 2.0
 _FORCED_EXIT = 1
@@ -133,7 +140,8 @@ def _drain(server: Any, grace: float, use_poll: bool) -> None:
         wasyncore.dispatcher.close(server)  # the listener only; the trigger stays to wake us
     while True:
         now = time.monotonic()
-        waiting = [c for c in _channels(server) if not _settle(c, now < fresh_until)]
+        fresh_may_wait = now < fresh_until
+        waiting = [c for c in _channels(server) if not _settle(c, fresh_may_wait, time.time())]
         if not waiting:
             break
         if now >= deadline:
@@ -154,8 +162,9 @@ def _channels(server: Any) -> list[HTTPChannel]:
     return [c for c in list(server._map.values()) if isinstance(c, HTTPChannel)]
 
 
-def _settle(channel: HTTPChannel, fresh_may_wait: bool) -> bool:
-    """True when `channel` needs no more waiting (nothing in flight; closed if idle)."""
+def _settle(channel: HTTPChannel, fresh_may_wait: bool, now: float) -> bool:
+    """True when `channel` needs no more waiting (nothing in flight; closed if idle). `now` is
+    wall-clock time, the clock of waitress's `last_activity`."""
     if not channel.connected or channel.will_close:
         return True  # closing on the loop's next turn
     in_flight = bool(
@@ -170,7 +179,7 @@ def _settle(channel: HTTPChannel, fresh_may_wait: bool) -> bool:
         return False  # its next request is on the socket: read and answer it
     if fresh_may_wait and not getattr(channel, "has_received", True):
         return False
-    if time.time() - channel.last_activity < KEEPALIVE_LINGER:
+    if now - channel.last_activity < BUSY_CLIENT_WINDOW:
         return False
     channel.handle_close()  # at once: the less time between the look and the close, the better
     return True

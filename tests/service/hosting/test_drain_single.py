@@ -23,6 +23,7 @@ import pytest
 
 from service.composition.instance import open_store
 from service.hosting.server import start
+from service.hosting.waitress_drain import _settle
 from testbed.factories import sealed_record
 from testbed.waiting import wait_until
 from tests.service.cli.test_cli import Serve, cli, token
@@ -208,3 +209,46 @@ def test_the_embedded_service_drains_when_the_app_quits(tmp_path: Path) -> None:
     assert [(status, headers["connection"]) for status, headers, _ in answers] == [
         (200, "close")
     ] * 3
+
+
+@pytest.fixture
+def idle_channels() -> Iterator[Any]:
+    """Real waitress channels over socket pairs, as a drain sees them between two requests."""
+    from waitress.channel import HTTPChannel
+    from waitress.server import create_server
+
+    server = create_server(lambda environ, start_response: [], host="127.0.0.1", port=0)
+    peers: list[socket.socket] = []
+
+    def make(answered_ago: float, now: float) -> tuple[HTTPChannel, socket.socket]:
+        ours, theirs = socket.socketpair()
+        peers.append(theirs)
+        channel = HTTPChannel(server, ours, ("127.0.0.1", 1), server.adj, map={})
+        channel.last_activity = now - answered_ago
+        return channel, theirs
+
+    yield make
+    for peer in peers:
+        peer.close()
+    server.close()
+
+
+def test_a_drain_closes_an_idle_connection_before_a_retry_after_ends(idle_channels: Any) -> None:
+    """A client waiting out `Retry-After: 1` (the shortest the service sends) on its keep-alive
+    connection must find it closed when it wakes, not have it closed under the request it sends
+    then (the TinyDB chaos soak's two resets). A client answered a moment ago keeps its
+    connection for its next request; a request already waiting on the socket is answered."""
+    now = 1_000_000.0
+    sleeper, sleeper_peer = idle_channels(answered_ago=0.9, now=now)
+    assert _settle(sleeper, False, now)
+    assert not sleeper.connected
+    assert sleeper_peer.recv(1) == b""  # the client's pool sees the close before it sends
+
+    busy, _ = idle_channels(answered_ago=0.01, now=now)
+    assert not _settle(busy, False, now)
+    assert busy.connected
+
+    next_request, peer = idle_channels(answered_ago=5.0, now=now)
+    peer.sendall(HEALTHZ)
+    assert not _settle(next_request, False, now)
+    assert next_request.connected
