@@ -16,6 +16,7 @@ both polarities (zxing-cpp's try_invert), so the same codes are found either way
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import threading
@@ -94,25 +95,36 @@ def stored_image_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[s
     return list(dict.fromkeys(texts))
 
 
-def _stored_images(document: pdfium.PdfDocument, index: int) -> Iterator[np.ndarray]:
-    """The page's images in grey; one that pdfium cannot load is skipped (pypdf or rendering may
-    still read it). Only the exception's type is logged: its message could quote document
+@contextlib.contextmanager
+def _open_page(document: pdfium.PdfDocument, index: int) -> Iterator[pdfium.PdfPage | None]:
+    """Page `index` under pdfium's lock (pdfium is not thread-safe), closed afterwards; None when
+    pdfium cannot load it. Only the exception's type is logged: its message could quote document
     content."""
-    found: list[_Samples | _Bitmap] = []
     with _PDFIUM:
         try:
             page = document[index]
         except pdfium.PdfiumError as exc:
             _log.debug("page %d unreadable: %s", index, type(exc).__name__)
+            yield None
             return
         try:
-            for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
-                try:
-                    found.append(_samples(obj) or _copied(obj.get_bitmap(render=False)))
-                except pdfium.PdfiumError as exc:
-                    _log.debug("page image skipped: %s", type(exc).__name__)
+            yield page
         finally:
             page.close()
+
+
+def _stored_images(document: pdfium.PdfDocument, index: int) -> Iterator[np.ndarray]:
+    """The page's images in grey; one that pdfium cannot load is skipped (pypdf or rendering may
+    still read it)."""
+    found: list[_Samples | _Bitmap] = []
+    with _open_page(document, index) as page:
+        if page is None:
+            return
+        for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
+            try:
+                found.append(_samples(obj) or _copied(obj.get_bitmap(render=False)))
+            except pdfium.PdfiumError as exc:
+                _log.debug("page image skipped: %s", type(exc).__name__)
     for image in found:
         grey = image.grey()
         if grey is not None:
@@ -194,11 +206,8 @@ def rendered_page_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[
     """QR texts on the first pages rendered at 300 dpi (vector QRs, unusual image encodings)."""
     texts: list[str] = []
     for index in range(min(len(document), MAX_RENDERED_PAGES)):
-        with _PDFIUM:
-            try:
-                page = document[index]
-            except pdfium.PdfiumError as exc:
-                _log.debug("page %d unreadable: %s", index, type(exc).__name__)
+        with _open_page(document, index) as page:
+            if page is None:
                 continue
             try:
                 width, height = page.get_size()
@@ -207,7 +216,5 @@ def rendered_page_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[
             except pdfium.PdfiumError as exc:
                 _log.debug("page %d not rendered: %s", index, type(exc).__name__)
                 continue
-            finally:
-                page.close()
         texts.extend(decoder.decode(pixels))
     return list(dict.fromkeys(texts))
