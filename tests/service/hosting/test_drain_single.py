@@ -218,17 +218,18 @@ def idle_channels() -> Iterator[Any]:
     from waitress.server import create_server
 
     server = create_server(lambda environ, start_response: [], host="127.0.0.1", port=0)
-    peers: list[socket.socket] = []
+    made: list[tuple[HTTPChannel, socket.socket]] = []
 
     def make(answered_ago: float, now: float) -> tuple[HTTPChannel, socket.socket]:
         ours, theirs = socket.socketpair()
-        peers.append(theirs)
         channel = HTTPChannel(server, ours, ("127.0.0.1", 1), server.adj, map={})
         channel.last_activity = now - answered_ago
+        made.append((channel, theirs))
         return channel, theirs
 
     yield make
-    for peer in peers:
+    for channel, peer in made:
+        channel.close()  # a no-op for one the drain closed
         peer.close()
     server.close()
 
