@@ -12,7 +12,7 @@
 Starting a server costs, so a module of such tests shares one per store (issue 21): each test
 gets its own fresh issuer and verifier, created through the store port on that same store, and
 looks only at its own issuers' records (`LiveService.records_by_issuer`). Modules that do not
-declare both stores get a fresh TinyDB instance per test.
+declare both stores share one TinyDB server the same way.
 
 Requests go through `live.http`: on TinyDB an in-process WSGI client (no socket: HTTP behaviour
 is the app's), on the PostgreSQL variant a client of the real server. `live.url` is the real
@@ -23,8 +23,10 @@ TinyDB store, or a PostgreSQL connection of the test process on the same databas
 `live.records_by_issuer()`, `live.places_holding(needles)` (files of the data directory and, on
 PostgreSQL, every row), `live.config` (to mint tokens as the server would) and `live.cli_env()`
 (to run `python -m service admin --data-dir` against the same data). A test that needs an
-in-process server of its own (`live.running` stopped, monkeypatched module constants) carries
-`@pytest.mark.tinydb_only` with its reason and runs on TinyDB alone, on a server of its own.
+in-process server of its own (`live.running` stopped, monkeypatched module constants, an empty
+instance, the server's own options) carries `@pytest.mark.own_server` with its reason (in a
+module of both stores, `@pytest.mark.tinydb_only`) and runs on TinyDB alone, on a server of its
+own.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ class LiveService:
     admin_secret: str
     issuer: dict[str, Any]
     verifier: dict[str, Any]
+    http: httpx.Client
+    """In-process on TinyDB (the served WSGI app, no socket), the real server on PostgreSQL; the
+    fixture closes it (no default client: one made here was never closed)."""
     backend: str = TINYDB
     base_url: str = ""
     shared_store: Store | None = None
@@ -84,8 +89,6 @@ class LiveService:
     earlier_records: int = 0
     """Records stored by earlier tests on the same module-wide database."""
     database_url: str | None = None
-    http: httpx.Client = field(default_factory=httpx.Client)
-    """In-process on TinyDB (the served WSGI app, no socket), the real server on PostgreSQL."""
 
     @property
     def url(self) -> str:
@@ -221,6 +224,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "tinydb_only: runs on the in-process TinyDB `live` server only (the reason is beside it)",
     )
+    config.addinivalue_line(
+        "markers",
+        "own_server: `live` is a fresh TinyDB instance on a server of its own (the reason is "
+        "beside it), not the module's shared one",
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -331,10 +339,10 @@ def _shared_live(shared: SharedServer) -> LiveService:
 @pytest.fixture
 def live(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LiveService]:
     backend = getattr(request, "param", TINYDB)
-    shared_module = getattr(request.module, "LIVE_STORES", (TINYDB,)) == BOTH_STORES
+    own = any(request.node.get_closest_marker(name) for name in ("own_server", "tinydb_only"))
     if backend == POSTGRES_4_WORKERS:
         server = request.getfixturevalue("postgres_server")
-    elif shared_module and not request.node.get_closest_marker("tinydb_only"):
+    elif not own:
         server = request.getfixturevalue("tinydb_server")
     else:
         live = start_live(tmp_path / "data")

@@ -52,7 +52,11 @@ from service.protocol.crypto import decrypt, new_key
 from service.protocol.encoding import b64url_encode
 from service.protocol.sealing import EncryptionKeyError, decode_key
 from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, SCHEMAS, blank_pdf
-from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
+from tests.service.conftest import (  # noqa: F401 - the fixtures
+    LiveService,
+    live,
+    tinydb_server,
+)
 
 KEY = new_key()
 SCAN_BASE = "https://verify.example.test"
@@ -250,7 +254,7 @@ def _clients(service: LiveService) -> tuple[ApiClient, ApiClient, IssuerKey]:
 
 def test_round_trip_for_every_schema_and_pii_format(live: LiveService) -> None:  # noqa: F811
     issuer, verifier, key = _clients(live)
-    scan_base = live.running.config.scan_base
+    scan_base = live.config.scan_base
     with issuer, verifier:
         for schema, template in SCHEMAS.items():
             for fmt, fields in PII_FIELDS.items():
@@ -285,7 +289,7 @@ def test_round_trip_for_every_schema_and_pii_format(live: LiveService) -> None: 
 
 def test_issue_helpers_and_badges_are_identical_both_ways(live: LiveService) -> None:  # noqa: F811
     issuer, verifier, key = _clients(live)
-    config = live.running.config
+    config = live.config
     # The scan URL base is the service's public verifier URL.
     assert config.scan_base == config.verifier_url.rstrip("/")
     text = au2_text(**PII_FIELDS["AU2"])
@@ -331,7 +335,7 @@ def test_stamped_pdf_from_a_registration_verifies(
     tmp_path: Path,
 ) -> None:
     issuer, verifier, key = _clients(live)
-    scan_base = live.running.config.scan_base
+    scan_base = live.config.scan_base
     with issuer, verifier:
         issued = issue_self_managed(
             issuer,

@@ -27,7 +27,11 @@ from app.issuer.run.source import read_payrun, read_text_rows
 from service.protocol.barcode_text import parse_barcode
 from service.protocol.schemas import BatchResultItem
 from testbed.factories import blank_pdf
-from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
+from tests.service.conftest import (  # noqa: F401 - the fixtures
+    LiveService,
+    live,
+    tinydb_server,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 RESOURCES = ROOT / "resources"
@@ -70,7 +74,7 @@ def verifier_client(service: LiveService) -> ApiClient:
 
 
 def record_count(service: LiveService) -> int:
-    counts = service.running.store.counts()
+    counts = service.store.counts()
     return counts.records_by_issuer.get(service.issuer["issuer_id"], 0)
 
 
@@ -83,7 +87,7 @@ def run(
         return PayRun(
             client or own,
             IssuerKey.from_info(service.issuer),
-            service.running.config.scan_base,
+            service.config.scan_base,
             settings,
         ).run()
     finally:
@@ -524,7 +528,7 @@ def test_cli_killed_mid_run_resumes_exactly_once(
     assert len(set(references)) == 2500
     assert record_count(live) == 2500  # every record exactly once
     for reference in references:
-        assert live.running.store.get_record(reference) is not None
+        assert live.store.get_record(reference) is not None
     assert not (out / JOURNAL_NAME).exists()
     assert len(list((out / "badges").iterdir())) == 2500
     with verifier_client(live) as verifier:
@@ -581,7 +585,7 @@ def test_progress_is_determinate_in_every_phase_and_workers_draw_the_badges(
         summary = PayRun(
             client,
             IssuerKey.from_info(live.issuer),
-            live.running.config.scan_base,
+            live.config.scan_base,
             settings,
             on_progress=seen,
         ).run()

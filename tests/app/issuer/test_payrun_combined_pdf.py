@@ -19,7 +19,11 @@ from app.issuer.export.combined_pdf import SPLIT_DIR, Person, assign_pages
 from app.issuer.export.mapping import ExportMapping
 from testbed.export_files import image_pdf, payslip_page_lines, text_pdf
 from tests.commands import run_module
-from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
+from tests.service.conftest import (  # noqa: F401 - the fixtures
+    LiveService,
+    live,
+    tinydb_server,
+)
 
 FIRST = [
     "Casey",
@@ -111,7 +115,7 @@ def test_combined_pdf_split_stamped_and_each_verifies_as_its_employee(
     )
     with client:
         summary = PayRun(
-            client, IssuerKey.from_info(live.issuer), live.running.config.scan_base, settings
+            client, IssuerKey.from_info(live.issuer), live.config.scan_base, settings
         ).run()
     rows = results(out)
     assert [r["status"] for r in rows] == ["created"] * 21

@@ -23,7 +23,11 @@ from tests.app.issuer.test_payrun import (
     run,
     write_csv,
 )
-from tests.service.conftest import LiveService, live  # noqa: F401 - the fixture
+from tests.service.conftest import (  # noqa: F401 - the fixtures
+    LiveService,
+    live,
+    tinydb_server,
+)
 
 
 def test_edited_rows_are_refused_whether_acknowledged_or_only_sent(

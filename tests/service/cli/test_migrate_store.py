@@ -17,7 +17,7 @@ from service.hosting.server import start
 from testbed.factories import sealed_record
 from testbed.oauth import token_body
 from tests.commands import run_module
-from tests.service.conftest import LiveService
+from tests.service.conftest import LiveService, in_process_client
 from tests.service.storage.test_store_postgres import database_url, schema_url  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.postgres
@@ -38,6 +38,7 @@ def _fingerprint(directory: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.own_server("the instance's server is stopped and its whole directory moved")
 def test_a_tinydb_instance_moves_to_postgresql_and_every_record_verifies(
     live: LiveService,
     schema_url: str,  # noqa: F811
@@ -79,6 +80,7 @@ def test_a_tinydb_instance_moves_to_postgresql_and_every_record_verifies(
 
     # The same instance served from PostgreSQL: old credentials, every badge.
     running = start(live.data_dir, database_url=schema_url, store_kind="postgres")
+    client = in_process_client(running)
     try:
         service = LiveService(
             running,
@@ -87,6 +89,7 @@ def test_a_tinydb_instance_moves_to_postgresql_and_every_record_verifies(
             live.admin_secret,
             live.issuer,
             live.verifier,
+            http=client,
         )
         vtok = service.verifier_token()
         for item in sealed:
@@ -97,6 +100,7 @@ def test_a_tinydb_instance_moves_to_postgresql_and_every_record_verifies(
         refused = httpx.post(f"{running.url}/oauth/token", json=desk)
         assert refused.status_code in (400, 401), refused.text  # disabled stays disabled
     finally:
+        client.close()
         running.stop()
 
 

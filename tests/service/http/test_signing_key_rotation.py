@@ -21,6 +21,8 @@ from tests.service.cli.test_cli import cli
 from tests.service.conftest import LiveService
 from tests.service.http.http_helpers import expect_error
 
+pytestmark = pytest.mark.own_server("the signing keys are the instance's: each test rotates them")
+
 
 @pytest.fixture(autouse=True)
 def _refresh_on_every_use(monkeypatch: pytest.MonkeyPatch) -> None:
