@@ -10,6 +10,7 @@ The layout is described in `app.issuer.run.source` and docs/issuer.md.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -18,6 +19,8 @@ from app.issuer.run.rows import META_COLUMNS, PayrunFileError, RowInput
 __all__ = ["json_array_items", "json_rows", "jsonl_rows"]
 
 _JSON_KEYS = frozenset({*META_COLUMNS, "payslip_non_pii", "pii"})
+_NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
+"""What may still follow a number's decoded part within it, when a read cut the number."""
 
 
 def _json_object_row(number: int, item: Any) -> RowInput:
@@ -98,10 +101,9 @@ class _JsonStream:
     def value(self) -> tuple[Any, bool]:
         """The next JSON value and True; (None, False) when the text is not JSON.
 
-        A number that ends where the buffer ends is read on, as it may continue. Known gap,
-        kept as it was: one cut just after its `.`, `e` or exponent sign (`12.` then `5`)
-        decodes short and the item after it fails; money in pay-run JSON is text, so this is
-        rare."""
+        A number followed by nothing but what could still continue it (digits, `.`, `e`, a
+        sign) up to the buffer's end is read on: a read may have cut it anywhere, `12.` then
+        `5` included (which the decoder would take as 12, leaving `.5` to fail)."""
         while True:
             try:
                 item, end = self.decoder.raw_decode(self.buffer)
@@ -109,8 +111,12 @@ class _JsonStream:
                 if self.fill():
                     continue
                 return None, False
-            if end == len(self.buffer) and not self.eof and isinstance(item, int | float):
-                self.fill()  # a number may continue in the next chunk
+            if (
+                isinstance(item, int | float)
+                and not self.eof
+                and _NUMBER_TAIL.fullmatch(self.buffer, end)
+            ):
+                self.fill()  # the number may continue in the next chunk
                 continue
             self.buffer = self.buffer[end:]
             return item, True

@@ -431,6 +431,10 @@ def items(*values: Any) -> list[tuple[Any, bool]]:
             items(1, -30, True, False, None, "s,]", {"a": [1, "]"]}, 12345678901234567890),
         ),
         ("[1,\n 22\n]", items(1, 22)),
+        # Numbers cut anywhere by a read (size 1 cuts every one after each character): after
+        # the `.`, the `e` and the exponent's sign too, which once decoded short.
+        ("[12.5, -0.25e-3, 6E+2, 7e5, 3.0]", items(12.5, -0.25e-3, 6e2, 7e5, 3.0)),
+        ('[{"gross": 1234.5}, 99.99]', items({"gross": 1234.5}, 99.99)),
         ('[ "a" , "b" ]  ', items("a", "b")),
         ("[1 2]", [*items(1), DAMAGED]),
         ("[1,", [*items(1), DAMAGED]),
