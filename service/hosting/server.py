@@ -146,8 +146,9 @@ def start(
     created = None
     if init_if_missing and not is_initialised(data_dir):
         created = init_instance(data_dir, store_kind, database_url)
-    sock = sock or bind(host, port)
-    try:
+    with contextlib.ExitStack() as undo:  # what is open so far is closed if a later step fails
+        sock = sock or bind(host, port)
+        undo.callback(sock.close)
         config = make_config(
             load_master_key(data_dir),
             public_url or url_for(sock, tls is not None),
@@ -157,27 +158,27 @@ def start(
             environment,
         )
         store = open_store(data_dir, store_kind, database_url, SERVER_REFRESH_INTERVAL)
-    except BaseException:
-        sock.close()
-        raise
-    seeded = seed_demo(domain_for(store, config)) if demo else None
-    served = build_app(config, store, SystemClock())
-    server = create_server(
-        served.wsgi,
-        sockets=[sock],
-        threads=threads,
-        max_request_body_size=MAX_WAITRESS_BODY,
-        ident="payslip-verify",
-        clear_untrusted_proxy_headers=True,
-        # A 1000-record pay run is ~1.5 MB: read it in 64 KiB steps and keep it in memory
-        # (waitress defaults to 8 KiB reads and spills bodies over 512 KiB to a temp file).
-        recv_bytes=64 * 1024,
-        inbuf_overflow=16 * 1024 * 1024,
-        **SERVER_SETTINGS,
-    )
-    guard_server(server, served.preflight)
-    if tls is not None:
-        serve_tls(server, tls)
+        undo.callback(store.close)
+        seeded = seed_demo(domain_for(store, config)) if demo else None
+        served = build_app(config, store, SystemClock())
+        server = create_server(
+            served.wsgi,
+            sockets=[sock],
+            threads=threads,
+            max_request_body_size=MAX_WAITRESS_BODY,
+            ident="payslip-verify",
+            clear_untrusted_proxy_headers=True,
+            # A 1000-record pay run is ~1.5 MB: read it in 64 KiB steps and keep it in memory
+            # (waitress defaults to 8 KiB reads and spills bodies over 512 KiB to a temp file).
+            recv_bytes=64 * 1024,
+            inbuf_overflow=16 * 1024 * 1024,
+            **SERVER_SETTINGS,
+        )
+        undo.callback(server.close)  # its trigger's pipe too
+        guard_server(server, served.preflight)
+        if tls is not None:
+            serve_tls(server, tls)
+        undo.pop_all()  # started: `Running.stop` closes all of it from now on
     control = StopControl(graceful_timeout)
     control.attach(server)
     running = Running(
