@@ -200,25 +200,21 @@ class ApiClient:
 
         Idempotent: the same payload yields the same result, so it is retried freely.
         """
-        return self._api_call(
-            VerificationResult,
-            "POST",
-            self._require(self._verifier_url, "verifier_url"),
-            "/v1/verifications/payload",
-            SCOPE_VERIFIER,
-            {"barcode": barcode},
-            idempotent=True,
-        )[1]
+        return self._verifier_check(VerificationResult, "/v1/verifications/payload", barcode)
 
     def receipt(self, barcode: str) -> ReceiptResult:
         """A signed receipt of verifying this barcode text (PROTOCOL §11), also for a revoked,
         unknown or altered code; the service keeps nothing of it. Idempotent in effect (each
         answer is a new receipt of the same check), so it is retried freely."""
+        return self._verifier_check(ReceiptResult, "/v1/verifications/receipt", barcode)
+
+    def _verifier_check(self, model: type[M], path: str, barcode: str) -> M:
+        """POST one barcode text to a verifier operation; retried freely (idempotent)."""
         return self._api_call(
-            ReceiptResult,
+            model,
             "POST",
             self._require(self._verifier_url, "verifier_url"),
-            "/v1/verifications/receipt",
+            path,
             SCOPE_VERIFIER,
             {"barcode": barcode},
             idempotent=True,

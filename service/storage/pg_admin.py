@@ -13,10 +13,14 @@ lost connection (`Retry.NEVER`: it may have committed); writes whose repeat answ
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from service.protocol.vocabulary import KeyState
 from service.storage.pg_database import Conn, PgDatabase, Retry, transaction
 from service.storage.pg_rows import client_from_row, key_from_row
 from service.storage.port import Client, Issuer, KeyVersion, Pairing, Verifier
+
+_Party = TypeVar("_Party", Issuer, Verifier)
 
 
 def _storable(text: str) -> bool:
@@ -57,14 +61,8 @@ class AdminTables:
 
     def list_issuers(self) -> list[Issuer]:
         """In insertion order."""
-        return self._db.run(
-            lambda conn: [
-                Issuer(**row)
-                for row in conn.execute(
-                    "SELECT issuer_id, name, created_at FROM issuers ORDER BY seq"
-                )
-            ],
-            Retry.SAFE,
+        return self._in_order(
+            Issuer, "SELECT issuer_id, name, created_at FROM issuers ORDER BY seq"
         )
 
     def add_verifier(self, verifier: Verifier) -> None:
@@ -79,13 +77,14 @@ class AdminTables:
 
     def list_verifiers(self) -> list[Verifier]:
         """In insertion order."""
+        return self._in_order(
+            Verifier, "SELECT verifier_id, name, created_at FROM verifiers ORDER BY seq"
+        )
+
+    def _in_order(self, party: type[_Party], query: str) -> list[_Party]:
+        """Every row of `query` (its columns named as `party`'s fields) as a `party`."""
         return self._db.run(
-            lambda conn: [
-                Verifier(**row)
-                for row in conn.execute(
-                    "SELECT verifier_id, name, created_at FROM verifiers ORDER BY seq"
-                )
-            ],
+            lambda conn: [party(**row) for row in conn.execute(query)],
             Retry.SAFE,
         )
 
