@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from app.__main__ import _verify_parser
 from app.api import ApiClient
 from app.issuer import IssuerKey, PayRun, RunSettings
 from app.issuer.export.combined_pdf import SPLIT_DIR, Person, assign_pages
 from app.issuer.export.mapping import ExportMapping
+from app.verify.cli import run as run_verify
 from testbed.export_files import image_pdf, payslip_page_lines, text_pdf
 from tests.commands import run_module
 from tests.service.conftest import (  # noqa: F401 - the fixtures
@@ -99,9 +101,20 @@ def results(out: Path) -> list[dict[str, str]]:
 
 
 @pytest.mark.slow
+def _app_verify(command: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`python -m app verify ...` run in this process by the function the command runs."""
+    parsed = _verify_parser().parse_args(command[1:])
+    parsed.input = parsed.input[0]
+    status = run_verify(parsed)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def test_combined_pdf_split_stamped_and_each_verifies_as_its_employee(
     live: LiveService,  # noqa: F811
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     extra = ("AU-021", "Blake Nopages")  # in the export, on no page of the PDF
     source = write_export(tmp_path / "export.csv", [*PEOPLE, extra])
@@ -139,19 +152,27 @@ def test_combined_pdf_split_stamped_and_each_verifies_as_its_employee(
         f"--client-id={live.verifier['client_id']}",
         f"--client-secret={live.verifier['client_secret']}",
     ]
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path / "home")}
+    home = tmp_path / "home"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(home)}
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PAYSLIP_CONFIG_DIR", str(home / "config"))
     stamped = sorted((out / "pdfs").iterdir())
     assert len(stamped) == 20
-    for ext, name in PEOPLE:
+    for index, (ext, name) in enumerate(PEOPLE):
         row = by_id[ext]
         assert row["pdf"] == f"pdfs/{int(row['row']):06d}_{ext}.pdf"
         pdf = out / row["pdf"]
         pages = PdfReader(pdf).pages
         assert len(pages) == (2 if ext in TWO_PAGES else 1), ext
         assert f"Employee ID: {ext}" in (pages[0].extract_text() or "")
-        done = run_module("app", "verify", str(pdf), "--json", *verifier, env=env)
-        assert done.returncode == 0, (ext, done.stdout, done.stderr)
-        result = json.loads(done.stdout)
+        command = ["verify", str(pdf), "--json", *verifier]
+        if index == 0:  # as an operator runs it, in a process of its own
+            done = run_module("app", *command, env=env)
+            status, stdout, stderr = done.returncode, done.stdout, done.stderr
+        else:  # the same command's function: ~1.5 s of interpreter start saved per PDF
+            status, stdout, stderr = _app_verify(command, capsys)
+        assert status == 0, (ext, stdout, stderr)
+        result = json.loads(stdout)
         assert result["verified"] is True
         assert result["service_reference"] == row["service_reference"]
         assert result["employee"]["employee_name"] == name, ext
