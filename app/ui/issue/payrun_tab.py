@@ -134,7 +134,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self._look_timer.setSingleShot(True)
         self._look_timer.setInterval(250)
         self._look_timer.timeout.connect(self.load_columns)
-        self.run_file.textChanged.connect(self._look_timer.start)
+        self.run_file.textChanged.connect(self.file_chosen)
         self.columns.changed.connect(self.refresh_preview)
         self._preview_generation = 0
 
@@ -311,6 +311,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
             not running and self._last_out is not None and self._last_out.is_dir()
         )
         if running:
+            self._runs_started += 1
             self.progress.restart()
 
     def _check_progress(self, done: int, total: int | None) -> None:

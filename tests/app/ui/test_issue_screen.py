@@ -496,6 +496,22 @@ def many_rows(path: Path, count: int) -> Path:
     return path
 
 
+def test_a_quick_check_keeps_its_result_when_the_files_columns_arrive_later(
+    screen: IssueScreen, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Choosing a file starts a look at its columns (after a short pause, off the GUI thread);
+    a "Check" pressed at once can finish first. The look arriving then must not wipe the
+    check's result from the status line and the bar (it did, and the test below flaked on it)."""
+    tab = screen.payrun
+    screen.tabs.setCurrentIndex(1)
+    tab.run_file.setText(str(many_rows(tmp_path / "run.csv", 3)))
+    tab.run_out_dir.setText(str(tmp_path / "out"))
+    with qtbot.waitSignals([tab.checked, tab.columns_ready], timeout=30000):
+        tab.run_check_button.click()
+    assert "3 rows ready, 0 with problems" in tab.run_status.text()
+    assert tab.run_progress.value() == tab.run_progress.maximum()
+
+
 def test_pay_run_progress_is_determinate_through_every_phase(
     screen: IssueScreen, qtbot: QtBot, tmp_path: Path, screenshot_dir: Path
 ) -> None:
