@@ -150,16 +150,14 @@ class TokenService:
             access_token=token, token_type="Bearer", expires_in=self._ttl, scope=wanted
         )
 
-    def authorize(
-        self, authorization: str | None, scope: str, *, check_client: bool = True
-    ) -> Principal:
-        """The principal behind a bearer token valid for `scope`'s API, else UNAUTHORIZED or
-        FORBIDDEN (a valid token for another scope).
-
-        `check_client=False` leaves "is the client still enabled" to the caller, who must read
-        it in the same request and refuse with `refuse_inactive_client` (the verify route reads
-        it with the record: one round trip instead of two), and on any other refusal ask
-        `client_refusal` first, so a disabled client is always told so."""
+    def check_token(self, authorization: str | None, scope: str) -> tuple[str, str]:
+        """(client id, token scope) of a bearer token valid for `scope`'s API on the token alone:
+        signed by a trusted key, unexpired, for this environment, audience and scope; else the
+        refusal `authorize` gives for it. Whether the client is still enabled is not looked at:
+        that needs the store, and a server's early look at a request's head runs on its I/O
+        thread, which must not wait for the store (the signing keys' own refresh aside, at most
+        every REFRESH_SECONDS). Such a caller refuses a disabled client through `authorize` on
+        the request itself, and asks `client_refusal` before any other refusal of its own."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         token = token.strip()
         # RFC 7235 §2.1: the scheme is case-insensitive ("bearer", "BEARER" are the same).
@@ -189,7 +187,19 @@ class TokenService:
             raise _unauthorized("the token's audience is not this API")
         if not _same_url(str(claims["aud"]), expected_aud):
             raise _unauthorized("the token's audience is not this API")
-        client_id = str(claims["sub"])
+        return str(claims["sub"]), token_scope
+
+    def authorize(
+        self, authorization: str | None, scope: str, *, check_client: bool = True
+    ) -> Principal:
+        """The principal behind a bearer token valid for `scope`'s API, else UNAUTHORIZED or
+        FORBIDDEN (a valid token for another scope).
+
+        `check_client=False` leaves "is the client still enabled" to the caller, who must read
+        it in the same request and refuse with `refuse_inactive_client` (the verify route reads
+        it with the record: one round trip instead of two), and on any other refusal ask
+        `client_refusal` first, so a disabled client is always told so."""
+        client_id, token_scope = self.check_token(authorization, scope)
         if check_client:
             client = self._clients.active(client_id)
             refuse_inactive_client(client)

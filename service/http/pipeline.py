@@ -19,7 +19,7 @@ import bottle
 from service.domain.context import Domain
 from service.domain.errors import ServiceError
 from service.domain.tokens import Principal
-from service.http.body import check_content_type, parse_json, read_body
+from service.http.body import check_content_type, parse_json, read_body, too_large
 from service.http.environ import ERROR_CODE_KEY
 from service.http.errors import error_body, error_headers, internal_error
 from service.http.ratelimit import RateLimiter
@@ -70,26 +70,43 @@ class ApiPlugin:
         self._batches = batch_slots  # per instance: all workers of one serve (shared_limits)
 
     def refusal_before_body(
-        self, config: Mapping[str, Any], remote: str, headers: Mapping[str, str]
+        self, config: Mapping[str, Any], remote: str, headers: Mapping[str, str], limit: int
     ) -> ServiceError | None:
         """The first check of `apply`'s order that fails on the request's head alone (IP rate
-        limit, bearer token and scope, media type), counting nothing: a server asks this before
-        it reads the body, then the pipeline runs in full on what it was allowed to read."""
+        limit, bearer token and scope, media type, a declared length over `limit`), counting
+        nothing: a server asks this before it reads the body, then the pipeline runs in full on
+        what it was allowed to read.
+
+        The token is judged on itself (`check_token`): this runs on the server's I/O thread,
+        and a store read there made every connection wait whenever the store did (PostgreSQL
+        refusing connections held them all for the pool's 10 s). A disabled client's valid
+        token therefore passes here, its body (within the limit) is read, and the pipeline
+        refuses it; before any other refusal of its own this asks the client's state, as the
+        pipeline would, so a disabled client is always told that first."""
         for limiter, applies in ((self._ip, True), (self._token_ip, config.get("token_ip_limit"))):
             refusal = limiter.would_refuse(remote) if applies else None
             if refusal is not None:
                 return refusal
+        client_id: str | None = None
         try:
             scope = config.get("scope")
             if scope:
-                # With the client's state (even for `reads_client` routes): an early refusal
-                # must be the one the full pipeline would give.
-                self._domain.tokens.authorize(headers.get("AUTHORIZATION"), str(scope))
+                client_id, _ = self._domain.tokens.check_token(
+                    headers.get("AUTHORIZATION"), str(scope)
+                )
             if config.get("body_limit"):
                 check_content_type({"CONTENT_TYPE": headers.get("CONTENT_TYPE", "")})
+            declared = headers.get("CONTENT_LENGTH", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise too_large(limit)
         except ServiceError as refusal:
-            return refusal
-        except StoreUnavailable:  # the token check reads the client: a 503, as in `apply`
+            if client_id is None:
+                return refusal
+            try:
+                return self._domain.tokens.client_refusal(client_id) or refusal
+            except StoreUnavailable:
+                return _store_unavailable()
+        except StoreUnavailable:  # the signing keys' refresh reads the store: a 503, as in `apply`
             return _store_unavailable()
         return None
 

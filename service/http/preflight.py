@@ -7,7 +7,8 @@ module as soon as the headers are in: for the matched route, the same checks the
 pipeline makes first (bearer token and scope, media type, declared length), and the byte limit
 to hold a streamed (chunked) body to. The checks themselves are the pipeline's
 (`ApiPlugin.refusal_before_body`), which makes every check again, counting, on the request it
-is handed; this only refuses earlier, with the same error object.
+is handed; this only refuses earlier, with the same error object. It reads nothing from the store
+(the server calls it on its I/O thread): a disabled client's token is refused by the pipeline.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 import bottle
 
 from service.domain.errors import ServiceError
-from service.http.body import too_large
 from service.http.pipeline import ApiPlugin
 
 UNROUTED_LIMIT = 64 * 1024
@@ -46,11 +46,6 @@ def build_preflight(app: bottle.Bottle, plugin: ApiPlugin) -> Preflight:
             return Verdict(UNROUTED_LIMIT)
         config = route.config
         limit = int(config.get("body_limit") or config.get("preflight_limit") or UNROUTED_LIMIT)
-        refusal = plugin.refusal_before_body(config, remote, headers)
-        if refusal is None:
-            declared = headers.get("CONTENT_LENGTH", "")
-            if declared.isdigit() and int(declared) > limit:
-                refusal = too_large(limit)
-        return Verdict(limit, refusal)
+        return Verdict(limit, plugin.refusal_before_body(config, remote, headers, limit))
 
     return preflight
