@@ -103,6 +103,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def verify_command(args: Sequence[str]) -> int:
+    """`python -m app verify ARGS` once the process is set up: one input is checked alone, several
+    (or applicant options) as one applicant's set."""
+    from app.applicant.cli import is_applicant_check, run_set
+    from app.verify.cli import run as run_verify
+
+    verify_args = _verify_parser().parse_args(list(args))
+    if is_applicant_check(verify_args):
+        return run_set(verify_args)  # --receipt is then a folder: one JWS per document
+    verify_args.input = verify_args.input[0]
+    return run_verify(verify_args)
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
     multiprocessing.freeze_support()  # pay runs render badges in worker processes, also frozen
     # OpenCV warns on stderr at every camera retry (every 3 s without a camera); the screen says
@@ -111,15 +124,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     _setup_logging()
     if args_list and args_list[0] == "verify":
-        from app.applicant.cli import is_applicant_check, run_set
-        from app.verify.cli import run as run_verify
-
-        parser = _verify_parser()
-        verify_args = parser.parse_args(args_list[1:])
-        if is_applicant_check(verify_args):
-            return run_set(verify_args)  # --receipt is then a folder: one JWS per document
-        verify_args.input = verify_args.input[0]
-        return run_verify(verify_args)
+        return verify_command(args_list[1:])
     if args_list and args_list[0] == "receipt":
         from app.receipts.cli import main as receipt_main
 

@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from app.__main__ import _verify_parser
+from app.__main__ import verify_command
 from app.api import ApiClient
 from app.issuer import IssuerKey, PayRun, RunSettings
 from app.issuer.export.combined_pdf import SPLIT_DIR, Person, assign_pages
 from app.issuer.export.mapping import ExportMapping
-from app.verify.cli import run as run_verify
 from testbed.export_files import image_pdf, payslip_page_lines, text_pdf
 from tests.commands import run_module
 from tests.service.conftest import (  # noqa: F401 - the fixtures
@@ -103,9 +102,7 @@ def results(out: Path) -> list[dict[str, str]]:
 @pytest.mark.slow
 def _app_verify(command: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """`python -m app verify ...` run in this process by the function the command runs."""
-    parsed = _verify_parser().parse_args(command[1:])
-    parsed.input = parsed.input[0]
-    status = run_verify(parsed)
+    status = verify_command(command[1:])
     out, err = capsys.readouterr()
     return status, out, err
 
