@@ -41,17 +41,15 @@ class ExportColumnsFlow:
     preview_ready: Any
     _preview_generation: int
     _look_timer: Any
-    _runs_started = 0
-    """Checks and runs begun on this tab (`_set_running(True)` counts them)."""
-    _chosen_at = 0
-    """`_runs_started` when the file was last chosen (its columns are looked at shortly after)."""
+    _ran_since_chosen = False
+    """Whether a check or run began since the file was last chosen (`_set_running(True)`)."""
 
     def _set_run_status(self, text: str, *, error: bool = False) -> None:
         raise NotImplementedError
 
     def file_chosen(self) -> None:
         """The pay-run file's name changed: its columns are looked at after a short pause."""
-        self._chosen_at = self._runs_started
+        self._ran_since_chosen = False
         self._look_timer.start()
 
     def load_columns(self) -> None:
@@ -69,7 +67,7 @@ class ExportColumnsFlow:
             return  # another file was chosen meanwhile
         # The last run's figures are not this file's: cleared, unless a check or run of this file
         # began since it was chosen (a quick "Check" keeps its result on screen).
-        if self.run_button.isEnabled() and self._runs_started == self._chosen_at:
+        if self.run_button.isEnabled() and not self._ran_since_chosen:
             self.progress.restart()
             self._set_run_status("")
         self.columns.show_look(look)

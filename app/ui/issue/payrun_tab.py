@@ -311,7 +311,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
             not running and self._last_out is not None and self._last_out.is_dir()
         )
         if running:
-            self._runs_started += 1
+            self._ran_since_chosen = True
             self.progress.restart()
 
     def _check_progress(self, done: int, total: int | None) -> None:
