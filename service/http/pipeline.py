@@ -87,6 +87,19 @@ class ApiPlugin:
             refusal = limiter.would_refuse(remote) if applies else None
             if refusal is not None:
                 return refusal
+        try:
+            client_id, refusal = self._head_refusal(config, headers, limit)
+            if refusal is not None and client_id is not None:
+                refusal = self._domain.tokens.client_refusal(client_id) or refusal
+        except StoreUnavailable:  # the signing keys' refresh or the client read: a 503
+            return _store_unavailable()
+        return refusal
+
+    def _head_refusal(
+        self, config: Mapping[str, Any], headers: Mapping[str, str], limit: int
+    ) -> tuple[str | None, ServiceError | None]:
+        """(the token's client, or None, and the first refusal of the head after the rate
+        limits: token and scope, media type, declared length)."""
         client_id: str | None = None
         try:
             scope = config.get("scope")
@@ -100,15 +113,8 @@ class ApiPlugin:
             if declared.isdigit() and int(declared) > limit:
                 raise too_large(limit)
         except ServiceError as refusal:
-            if client_id is None:
-                return refusal
-            try:
-                return self._domain.tokens.client_refusal(client_id) or refusal
-            except StoreUnavailable:
-                return _store_unavailable()
-        except StoreUnavailable:  # the signing keys' refresh reads the store: a 503, as in `apply`
-            return _store_unavailable()
-        return None
+            return client_id, refusal
+        return client_id, None
 
     def apply(self, callback: Handler, route: bottle.Route) -> Callable[..., Any]:
         config = route.config
