@@ -13,6 +13,7 @@ from app.shell.context import AppContext
 from service.documents.pdf_metadata import write_payload_metadata
 from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs
 from testbed.factories import MARKER_ACCOUNT
+from tests.app.conftest import Verify
 from tests.commands import run_module
 
 
@@ -36,13 +37,13 @@ def _issuer(ctx: AppContext) -> tuple[ApiClient, str]:
 
 
 def test_three_consecutive_payslips_as_pdf_image_and_text(
-    demo_context: AppContext, tmp_path: Path
+    verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
     issuer, key = _issuer(demo_context)
     remote = _remote(demo_context)
     payslips = register_fortnights(issuer, key, 3)
     args = write_inputs(tmp_path, payslips, ["pdf", "png", "text"])
-    out = _run(["verify", *args, "--applicant-name", "SMITH, Jane", "--json", *remote])
+    out = verify([*args, "--applicant-name", "SMITH, Jane", "--json", *remote])
     assert out.returncode == 0, out.stdout + out.stderr
     body = json.loads(out.stdout)
     assert set(body) == {"verdict", "documents", "problems", "income"}
@@ -69,6 +70,7 @@ def test_three_consecutive_payslips_as_pdf_image_and_text(
         "net_per_year_minor": round(sum(p.net_cents for p in payslips) / 3 * 26),
         "net_per_month_minor": round(round(sum(p.net_cents for p in payslips) / 3 * 26) / 12),
     }
+    # one real process: the summary as a shell shows it
     text = _run(["verify", *args, *remote])
     assert text.returncode == 0
     assert text.stdout.startswith("VERIFIED: ")
@@ -76,7 +78,7 @@ def test_three_consecutive_payslips_as_pdf_image_and_text(
 
 
 def test_missing_revoked_other_person_and_not_a_payslip(
-    demo_context: AppContext, tmp_path: Path
+    verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
     issuer, key = _issuer(demo_context)
     remote = _remote(demo_context)
@@ -89,9 +91,8 @@ def test_missing_revoked_other_person_and_not_a_payslip(
     args = write_inputs(
         tmp_path, [*payslips, other[0], revoked[0]], ["pdf", "png", "pdf", "text", "png"]
     )
-    out = _run(
+    out = verify(
         [
-            "verify",
             *args,
             str(note),
             "--applicant-name",
@@ -127,20 +128,20 @@ def test_missing_revoked_other_person_and_not_a_payslip(
     assert "Jane Citizen" not in json.dumps(body["documents"][4])
 
 
-def test_stale_and_unreachable(demo_context: AppContext, tmp_path: Path) -> None:
+def test_stale_and_unreachable(verify: Verify, demo_context: AppContext, tmp_path: Path) -> None:
     issuer, key = _issuer(demo_context)
     remote = _remote(demo_context)
     from datetime import date, timedelta
 
     old = register_fortnights(issuer, key, 2, last_paid=date.today() - timedelta(days=63))
     args = write_inputs(tmp_path, old, ["text", "text"])
-    out = _run(["verify", *args, "--max-age-days", "45", "--json", *remote])
+    out = verify([*args, "--max-age-days", "45", "--json", *remote])
     assert out.returncode == 1
     problems = json.loads(out.stdout)["problems"]
     assert [p["check"] for p in problems] == ["stale"]
     assert problems[0]["message"].startswith("The latest payslip is 63 days old")
     dead = ["--service-url=http://127.0.0.1:9", "--client-id=x", "--client-secret=y"]
-    out = _run(["verify", *args, "--json", *dead])
+    out = verify([*args, "--json", *dead])
     assert out.returncode == 2
     body = json.loads(out.stdout)
     assert body["verdict"] == "CANNOT VERIFY" and body["income"] is None
@@ -148,7 +149,7 @@ def test_stale_and_unreachable(demo_context: AppContext, tmp_path: Path) -> None
 
 
 def test_badge_and_metadata_of_one_pdf_are_one_document_and_a_pdf_of_two(
-    demo_context: AppContext, tmp_path: Path
+    verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
     import io
 
@@ -166,28 +167,30 @@ def test_badge_and_metadata_of_one_pdf_are_one_document_and_a_pdf_of_two(
     writer.write(buffer)
     both = tmp_path / "both.pdf"
     both.write_bytes(write_payload_metadata(buffer.getvalue(), first.sealed.payload))
-    out = _run(["verify", str(both), "--applicant-name", APPLICANT, "--json", *remote])
+    out = verify([str(both), "--applicant-name", APPLICANT, "--json", *remote])
     assert out.returncode == 0, out.stdout
     docs = json.loads(out.stdout)["documents"]
     assert [d["service_reference"] for d in docs] == [first.reference, second.reference]
     single = tmp_path / "one.pdf"
     single.write_bytes(first.pdf_bytes())  # metadata and badge of one payslip
-    out = _run(["verify", str(single), first.sealed.scan_url(), "--json", *remote])
+    out = verify([str(single), first.sealed.scan_url(), "--json", *remote])
     body = json.loads(out.stdout)
     assert len(body["documents"]) == 2  # two inputs of the same payslip: a duplicate
     assert [p["check"] for p in body["problems"]] == ["duplicate"]
-    out = _run(["verify", str(single), "--applicant-name", APPLICANT, "--json", *remote])
+    out = verify([str(single), "--applicant-name", APPLICANT, "--json", *remote])
     assert len(json.loads(out.stdout)["documents"]) == 1 and out.returncode == 0
 
 
-def test_one_input_without_a_name_is_the_single_verify(demo_context: AppContext) -> None:
+def test_one_input_without_a_name_is_the_single_verify(
+    verify: Verify, demo_context: AppContext
+) -> None:
     issuer, key = _issuer(demo_context)
     remote = _remote(demo_context)
     (payslip,) = register_fortnights(issuer, key, 1)
-    out = _run(["verify", payslip.sealed.payload, "--json", *remote])
+    out = verify([payslip.sealed.payload, "--json", *remote])
     assert out.returncode == 0
     body = json.loads(out.stdout)
     assert body["verified"] is True and body["service_reference"] == payslip.reference
-    bad = _run(["verify", "a", "b", "--max-age-days", "soon", *remote])
+    bad = verify(["a", "b", "--max-age-days", "soon", *remote])
     assert bad.returncode == 2 and "whole number of days" in bad.stderr
     assert "Traceback" not in bad.stderr

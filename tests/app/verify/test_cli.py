@@ -1,4 +1,9 @@
-"""`python -m app verify`, `--self-test` and `--version` as a support person would run them."""
+"""`python -m app verify`, `--self-test` and `--version` as a support person would run them.
+
+A few run as real processes (`_run`): the version, the self-test, stdin and a missing service
+configuration. The rest call the same command's function in this process (`verify`), which
+answers with the same exit code, stdout and stderr for a second less of CPU each.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from service.documents.badge import render_badge_png
 from service.documents.pdf_metadata import write_payload_metadata
 from service.documents.pdf_stamp import stamp_badge
 from service.protocol.encoding import base32_decode, base32_encode
+from tests.app.conftest import Verify
 from tests.commands import run_module
 
 
@@ -45,7 +51,9 @@ def test_version() -> None:
     assert "Payslip Verify 0.1.0" in out.stdout
 
 
-def test_verify_text_image_and_pdf_exit_zero(demo_context: AppContext, tmp_path: Path) -> None:
+def test_verify_text_image_and_pdf_exit_zero(
+    verify: Verify, demo_context: AppContext, tmp_path: Path
+) -> None:
     assert demo_context.demo is not None
     sample = demo_context.demo.samples[0]
     image = tmp_path / "badge.png"
@@ -53,45 +61,46 @@ def test_verify_text_image_and_pdf_exit_zero(demo_context: AppContext, tmp_path:
     pdf = tmp_path / "payslip.pdf"
     pdf.write_bytes(stamp_badge(_blank_pdf(), render_badge_png(sample.scan_url), sample.payload))
     for arg in (sample.payload, str(image), str(pdf)):
-        out = _run(["verify", arg, "--json", *_remote(demo_context)])
+        out = verify([arg, "--json", *_remote(demo_context)])
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
         assert result["verified"] is True and result["verdict"] == "VERIFIED"
         assert result["service_reference"] == sample.service_reference
+    # one real process: stdin, the exit code and the summary as a shell sees them
     out = _run(["verify", "-", *_remote(demo_context)], stdin=sample.scan_url + "\n")
     assert out.returncode == 0
     assert "VERIFIED" in out.stdout and "Demo Payroll Pty Ltd" in out.stdout
     assert "12345678" not in out.stdout  # the account is masked in the summary
 
 
-def test_credentials_from_the_environment(demo_context: AppContext) -> None:
+def test_credentials_from_the_environment(verify: Verify, demo_context: AppContext) -> None:
     assert demo_context.demo is not None
     sample = demo_context.demo.samples[0]
     env = {
         "PAYSLIP_CLIENT_ID": demo_context.demo.verifier.client_id,
         "PAYSLIP_CLIENT_SECRET": demo_context.demo.verifier.client_secret,
     }
-    out = _run(["verify", sample.payload, "--service-url", demo_context.service_url], env)
+    out = verify([sample.payload, "--service-url", demo_context.service_url], env)
     assert out.returncode == 0, out.stderr
 
 
-def test_revoked_exits_one(demo_context: AppContext) -> None:
+def test_revoked_exits_one(verify: Verify, demo_context: AppContext) -> None:
     assert demo_context.demo is not None
     revoked = next(s for s in demo_context.demo.samples if s.revoked)
-    out = _run(["verify", revoked.payload, "--json", *_remote(demo_context)])
+    out = verify([revoked.payload, "--json", *_remote(demo_context)])
     assert out.returncode == 1
     assert json.loads(out.stdout)["payslip"]["status"] == "revoked"
 
 
 def test_disagreeing_pdf_exits_one_with_both_results(
-    demo_context: AppContext, tmp_path: Path
+    verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
     assert demo_context.demo is not None
     first, second = demo_context.demo.samples[0], demo_context.demo.samples[1]
     stamped = stamp_badge(_blank_pdf(), render_badge_png(second.scan_url), second.payload)
     pdf = tmp_path / "tampered.pdf"
     pdf.write_bytes(write_payload_metadata(stamped, first.payload))
-    out = _run(["verify", str(pdf), "--json", *_remote(demo_context)])
+    out = verify([str(pdf), "--json", *_remote(demo_context)])
     assert out.returncode == 1, out.stderr
     body = json.loads(out.stdout)
     assert body["verified"] is False and body["reason"] == "CONFLICTING_CODES"
@@ -101,7 +110,7 @@ def test_disagreeing_pdf_exits_one_with_both_results(
 
 @pytest.mark.parametrize("kind", ["tampered", "unknown"])
 def test_not_verified_exits_one_with_the_code_on_stderr(
-    demo_context: AppContext, kind: str
+    verify: Verify, demo_context: AppContext, kind: str
 ) -> None:
     assert demo_context.demo is not None
     sample = demo_context.demo.samples[0]
@@ -112,21 +121,21 @@ def test_not_verified_exits_one_with_the_code_on_stderr(
         payload, code = f"2|{ref}|{base32_encode(bytes(data))}", "DECRYPTION_FAILED"
     else:
         payload, code = f"2|{'A' * 22}|{b32}", "SERVICE_REFERENCE_NOT_FOUND"
-    out = _run(["verify", payload, *_remote(demo_context)])
+    out = verify([payload, *_remote(demo_context)])
     assert out.returncode == 1, out.stderr
     assert out.stdout.startswith("NOT VERIFIED: ")
     assert "Do not accept this payslip." in out.stdout
     assert out.stderr.startswith(code)
-    out = _run(["verify", payload, "--json", *_remote(demo_context)])
+    out = verify([payload, "--json", *_remote(demo_context)])
     assert out.returncode == 1
     body = json.loads(out.stdout)
     assert body["verdict"] == "NOT VERIFIED" and body["code"] == code
 
 
-def test_revoked_summary_shows_no_employee_data(demo_context: AppContext) -> None:
+def test_revoked_summary_shows_no_employee_data(verify: Verify, demo_context: AppContext) -> None:
     assert demo_context.demo is not None
     revoked = next(s for s in demo_context.demo.samples if s.revoked)
-    out = _run(["verify", revoked.payload, *_remote(demo_context)])
+    out = verify([revoked.payload, *_remote(demo_context)])
     assert out.returncode == 1
     assert out.stdout.startswith("NOT VERIFIED: ")
     assert "Alex" not in out.stdout and "Net pay" not in out.stdout
@@ -134,16 +143,16 @@ def test_revoked_summary_shows_no_employee_data(demo_context: AppContext) -> Non
 
 @pytest.mark.parametrize("text", ["hello world", "/no/such/payslip.pdf"])
 def test_not_a_payslip_code_exits_two_and_sends_nothing(
-    demo_context: AppContext, text: str
+    verify: Verify, demo_context: AppContext, text: str
 ) -> None:
-    out = _run(["verify", text, *_remote(demo_context)])
+    out = verify([text, *_remote(demo_context)])
     assert out.returncode == 2
     assert out.stderr.startswith("INPUT_UNREADABLE: ")
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
     assert out.stdout == ""
 
 
-def test_service_down_exits_two_cannot_verify() -> None:
+def test_service_down_exits_two_cannot_verify(verify: Verify) -> None:
     import socket
 
     sock = socket.socket()
@@ -151,9 +160,7 @@ def test_service_down_exits_two_cannot_verify() -> None:
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     sock.close()
     payload = f"2|{'A' * 22}|{'A' * 40}"
-    out = _run(
-        ["verify", payload, "--json", f"--service-url={url}", "--client-id=x", "--client-secret=y"]
-    )
+    out = verify([payload, "--json", f"--service-url={url}", "--client-id=x", "--client-secret=y"])
     assert out.returncode == 2, out.stderr
     assert json.loads(out.stdout) == {
         "verdict": "CANNOT VERIFY",
@@ -184,13 +191,13 @@ def test_self_test_passes() -> None:
 
 
 def test_an_image_of_another_qr_code_is_no_verdict(
-    demo_context: AppContext, tmp_path: Path
+    verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
     import segno
 
     image = tmp_path / "menu.png"
     segno.make("https://example.com/lunch-menu", error="m").save(str(image), scale=8)
-    out = _run(["verify", str(image), *_remote(demo_context)])
+    out = verify([str(image), *_remote(demo_context)])
     assert out.returncode == 2
     assert out.stderr.strip() == (
         "NOT_A_PAYSLIP_CODE: That is not a payslip code: scan the QR badge on the payslip"
