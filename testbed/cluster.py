@@ -34,6 +34,7 @@ from service.composition.instance import (
     offline_config,
     open_store,
 )
+from testbed import web
 from testbed.factories import Sealed, sealed_record
 from testbed.waiting import wait_until
 
@@ -200,7 +201,7 @@ class Server:
     def wait_ready(self, timeout: float = 30) -> None:
         def ready() -> bool:
             with contextlib.suppress(httpx.HTTPError):
-                return httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200
+                return web.get(f"{self.url}/readyz", timeout=2).status_code == 200
             return False
 
         try:
@@ -280,7 +281,7 @@ def read_listening(proc: subprocess.Popen[str], stderr_path: Path, timeout: floa
 
 
 def token(url: str, client: dict[str, str], audience: str | None = None) -> str:
-    reply = httpx.post(
+    reply = web.post(
         f"{url}/oauth/token",
         json={
             "grant_type": "client_credentials",
@@ -300,7 +301,7 @@ def registered(url: str, instance: Instance, audience: str | None = None, **seal
     URL when the server has one)."""
     sealed = sealed_record(instance.issuer["encryption_key"], **seal)
     headers = auth(url, instance.issuer, audience)
-    created = httpx.post(f"{url}/v1/registerNonPII", json=sealed.body, headers=headers)
+    created = web.post(f"{url}/v1/registerNonPII", json=sealed.body, headers=headers)
     assert created.status_code == 201, created.text
     return sealed
 
@@ -312,6 +313,6 @@ def auth(url: str, client: dict[str, str], audience: str | None = None) -> dict[
 
 def verify(url: str, headers: dict[str, str], barcode: str) -> httpx.Response:
     """A verification of `barcode` on a new connection (so any worker may answer)."""
-    return httpx.post(
+    return web.post(
         f"{url}/v1/verifications/payload", json={"barcode": barcode}, headers=headers, timeout=10
     )

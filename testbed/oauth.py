@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 
+from testbed import web
+
 
 def token_body(client_id: str, secret: str, audience: str, **extra: str) -> dict[str, Any]:
     """The JSON body of a client_credentials grant (`extra`: `scope`, or a field a test adds)."""
@@ -36,7 +38,7 @@ def fetch_token(
     URL). Anything but 200 fails with the service's answer in the message."""
     body = token_body(client_id, secret, audience or url, **extra)
     if http is None:
-        reply = httpx.post(f"{url}/oauth/token", json=body, timeout=timeout)
+        reply = web.post(f"{url}/oauth/token", json=body, timeout=timeout)
     else:
         reply = http.post(f"{url}/oauth/token", json=body, timeout=timeout)
     if reply.status_code != 200:

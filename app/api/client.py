@@ -35,6 +35,7 @@ from app.api.auth import Token, TokenAuth, token_from_response
 from app.api.errors import InvalidResponse
 from app.api.exchange import Exchange, new_request_id
 from app.api.retry import RetryPolicy
+from app.api.trust import trust
 from service.protocol.encoding import new_reference
 from service.protocol.schemas import (
     BarcodeResult,
@@ -148,7 +149,7 @@ class ApiClient:
         self._audience = _strip_base(audience) if audience else None
         # follow_redirects stays off: a redirect would resend the bearer token somewhere else.
         http = httpx.Client(
-            transport=transport, follow_redirects=False, trust_env=True, verify=verify
+            transport=transport, follow_redirects=False, trust_env=True, verify=trust(verify)
         )
         self._exchange = Exchange(http, self._policy)
         self._auths: dict[tuple[str, str], TokenAuth] = {}

@@ -13,6 +13,7 @@ import httpx
 
 from app.api.errors import UNREACHABLE_WORDS
 from app.api.exchange import connect_kind, origin
+from app.api.trust import trust
 
 PROBE_CONNECT = 2.0
 PROBE_TIMEOUT = 4.0
@@ -23,7 +24,7 @@ def probe(url: str, verify: ssl.SSLContext | bool = True) -> str | None:
     address = origin(url.rstrip("/"))
     kind = "no_answer"
     try:
-        with httpx.Client(verify=verify, follow_redirects=False, trust_env=True) as http:
+        with httpx.Client(verify=trust(verify), follow_redirects=False, trust_env=True) as http:
             resp = http.get(
                 url.rstrip("/") + "/healthz",
                 timeout=httpx.Timeout(PROBE_TIMEOUT, connect=PROBE_CONNECT),

@@ -23,6 +23,7 @@ import httpx
 import jwt
 from pydantic import ValidationError
 
+from app.api.trust import public_trust
 from app.verify.presentation import long_date, money
 from app.verify.verdicts import HEADLINES, meaning_of
 from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
@@ -131,7 +132,7 @@ def load_jwks(source: str) -> dict[str, Any]:
     if source.startswith(("http://", "https://")):
         url = source if source.rstrip("/").endswith(".json") else source.rstrip("/") + JWKS_PATH
         try:
-            reply = httpx.get(url, timeout=10, follow_redirects=True)
+            reply = httpx.get(url, timeout=10, follow_redirects=True, verify=public_trust())
         except httpx.HTTPError:
             raise ReceiptError(f"the service's keys could not be fetched from {url}") from None
         if reply.status_code != 200:

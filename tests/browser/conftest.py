@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import cv2
-import httpx
 import numpy as np
 import pytest
 import zxingcpp
@@ -29,6 +28,7 @@ import zxingcpp
 from service.hosting import server as server_module
 from service.hosting.server import Running, start
 from service.protocol.pii_text import build_pii_text
+from testbed import web
 from testbed.factories import AU_V2, build_body, sealed_record
 from testbed.oauth import fetch_token
 from tests.service.conftest import make_instance
@@ -88,7 +88,7 @@ class PhoneService:
         return fetch_token(self.url, client_id, secret, timeout=10)
 
     def call(self, method: str, path: str, token: str, body: Any = None) -> dict[str, Any]:
-        reply = httpx.request(
+        reply = web.request(
             method,
             f"{self.url}{path}",
             json=body,

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
+from testbed import web
 from tests.browser.conftest import DEMO_EMPLOYEE, DESKTOP, OpenPhone, Phone, PhoneService
 
 pytestmark = pytest.mark.slow
@@ -374,7 +375,6 @@ def test_save_record_downloads_a_genuine_receipt(
     phone_service: PhoneService, open_phone: OpenPhone, tmp_path: Path
 ) -> None:
     """Issue 23: after a verdict, "Save record" downloads the service's signed receipt."""
-    import httpx
     import jwt
 
     badge = phone_service.issue_badge()
@@ -389,7 +389,7 @@ def test_save_record_downloads_a_genuine_receipt(
     download.save_as(str(saved))
     assert saved.name.startswith("verification-record-") and saved.suffix == ".jws"
     receipt = saved.read_text().strip()
-    keys = httpx.get(f"{phone_service.url}/.well-known/jwks.json", timeout=10).json()
+    keys = web.get(f"{phone_service.url}/.well-known/jwks.json", timeout=10).json()
     header = jwt.get_unverified_header(receipt)
     assert header["typ"] == "payslip-receipt+jwt"
     claims = jwt.decode(receipt, jwt.PyJWKSet.from_dict(keys)[header["kid"]], algorithms=["EdDSA"])

@@ -11,8 +11,9 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import pytest
+
+from testbed import web
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +57,7 @@ def test_a_fresh_clone_starts_the_service_with_the_runtime_install_only(tmp_path
         elapsed = time.monotonic() - started
         print(f"fresh clone: scripts/start --service listening after {elapsed:.0f} s")
         assert url, "".join(lines)
-        assert httpx.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}
+        assert web.get(f"{url}/healthz", timeout=10).json() == {"status": "ok"}
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=30)

@@ -52,6 +52,7 @@ from service.composition.instance import (
 )
 from service.hosting.server import Running, start
 from service.storage.port import Store
+from testbed import web
 from testbed.oauth import fetch_token
 
 TINYDB = "tinydb"
@@ -216,7 +217,7 @@ def in_process_client(running: Running) -> httpx.Client:
     """A client of the served WSGI app itself, in this process: the app's answers without a
     socket (the waitress guard's early refusals are the hosting tests' subject)."""
     transport = httpx.WSGITransport(app=running.server.application)
-    return httpx.Client(transport=transport, base_url=running.url, timeout=30)
+    return web.client(transport=transport, base_url=running.url, timeout=30)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -331,7 +332,7 @@ def _shared_live(shared: SharedServer) -> LiveService:
         http=(
             in_process_client(shared.running)
             if shared.running is not None
-            else httpx.Client(base_url=shared.url, timeout=30)
+            else web.client(base_url=shared.url, timeout=30)
         ),
     )
 

@@ -8,7 +8,6 @@ import json
 import os
 from pathlib import Path
 
-import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -16,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from app.__main__ import main
 from app.shell.context import AppContext
 from service.protocol.encoding import b64url_encode
+from testbed import web
 from tests.commands import run_module
 
 
@@ -58,7 +58,7 @@ def test_a_receipt_saved_by_verify_checks_against_the_service_and_offline(
     assert "Demo Payroll Pty Ltd" in out
     assert "Net pay" in out and "Employee" in out
     jwks = tmp_path / "jwks.json"
-    jwks.write_text(httpx.get(f"{demo_context.service_url}/.well-known/jwks.json").text)
+    jwks.write_text(web.get(f"{demo_context.service_url}/.well-known/jwks.json").text)
     offline = _run(capsys, "receipt", "check", str(file), "--jwks", str(jwks))
     assert offline[0] == 0 and offline[1] == out
 
@@ -98,7 +98,7 @@ def test_altered_forged_and_unknown_receipts(
     )
     assert _run(capsys, "receipt", "check", str(forged), "--jwks", url)[0] == 1
 
-    token = httpx.post(
+    token = web.post(
         f"{url}/oauth/token",
         json={
             "grant_type": "client_credentials",

@@ -14,7 +14,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import httpx
 import jwt
 import pytest
 from PySide6.QtCore import QLocale
@@ -29,6 +28,7 @@ from app.ui.applicant_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.schemas import RECEIPT_TYPE
 from service.protocol.vocabulary import Verdict
+from testbed import web
 from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs
 from testbed.factories import MARKER_ACCOUNT
 from tests.app.ui.test_applicant_screen import (  # noqa: F401 - the fixture
@@ -44,7 +44,7 @@ REVOKED_GROSS = 777_777  # 7,777.77: must not be on the record
 
 
 def _jwks(context: AppContext) -> dict[str, Any]:
-    return dict(httpx.get(f"{context.service_url}/.well-known/jwks.json", timeout=10).json())
+    return dict(web.get(f"{context.service_url}/.well-known/jwks.json", timeout=10).json())
 
 
 def _verify(receipt: str, jwks: dict[str, Any]) -> dict[str, Any]:

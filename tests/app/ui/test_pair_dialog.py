@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import numpy as np
 import zxingcpp
 from PySide6.QtGui import QImage
@@ -16,6 +15,7 @@ from app.ui.admin_overview import NO_OVERVIEW
 from app.ui.admin_screen import AdminScreen
 from app.ui.pair_dialog import PairDialog
 from app.ui.tasks import TaskRunner
+from testbed import web
 from tests.app.shots import shoot
 
 
@@ -58,9 +58,9 @@ def test_pair_button_shows_a_one_time_qr_for_the_selected_front_desk(
     # What a phone camera reads off the screen is the link, and it works exactly once.
     assert decode(dialog.grab().toImage()) == [offer.pair_url]
     code = offer.pair_url.split("#", 1)[1]
-    first = httpx.post(f"{url}/v1/pairings/redeem", json={"pairing_code": code}, timeout=10)
+    first = web.post(f"{url}/v1/pairings/redeem", json={"pairing_code": code}, timeout=10)
     assert first.status_code == 200, first.text
-    again = httpx.post(f"{url}/v1/pairings/redeem", json={"pairing_code": code}, timeout=10)
+    again = web.post(f"{url}/v1/pairings/redeem", json={"pairing_code": code}, timeout=10)
     assert again.status_code == 401
 
     dialog.reject()

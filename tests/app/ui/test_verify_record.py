@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from app.inputs.reading import read_file
@@ -22,6 +21,7 @@ from app.shell.context import AppContext
 from app.ui.verify_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.encoding import b64url_encode
+from testbed import web
 from tests.app.ui.test_verify_screen import (  # noqa: F401 - the fixture
     ISSUER,
     RESULT_TIMEOUT,
@@ -68,7 +68,7 @@ def _render(path: Path, tmp_path: Path) -> Path:
 
 
 def _jwks(context: AppContext) -> dict[str, Any]:
-    return dict(httpx.get(f"{context.service_url}/.well-known/jwks.json", timeout=10).json())
+    return dict(web.get(f"{context.service_url}/.well-known/jwks.json", timeout=10).json())
 
 
 def test_a_verified_result_saves_a_record_whose_qr_is_a_genuine_receipt(

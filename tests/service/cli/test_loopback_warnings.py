@@ -11,11 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from service.cli.main import main
 from service.hosting.network_address import is_loopback_url, loopback_warning
+from testbed import web
 from tests.app.issuer.test_payrun import good_row, write_csv
 from tests.service.cli.test_cli import ROOT
 from tests.service.conftest import make_instance
@@ -109,7 +109,7 @@ def test_serve_starts_and_answers_when_its_log_cannot_be_written() -> None:
                 None,
             )
             assert url is not None, f"serve exited {proc.wait(timeout=15)} without listening"
-            with httpx.Client(timeout=10) as client:
+            with web.client(timeout=10) as client:
                 assert client.get(f"{url}/healthz").status_code == 200
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0

@@ -10,10 +10,10 @@ import os
 import subprocess
 from pathlib import Path
 
-import httpx
 import pytest
 
 from service.hosting.server import start
+from testbed import web
 from testbed.factories import sealed_record
 from testbed.oauth import token_body
 from tests.commands import run_module
@@ -97,7 +97,7 @@ def test_a_tinydb_instance_moves_to_postgresql_and_every_record_verifies(
             assert reply.status_code == 200, reply.text
             assert reply.json()["verified"] is (item is not revoked)
         desk = token_body(second_desk["client_id"], second_desk["client_secret"], running.url)
-        refused = httpx.post(f"{running.url}/oauth/token", json=desk)
+        refused = web.post(f"{running.url}/oauth/token", json=desk)
         assert refused.status_code in (400, 401), refused.text  # disabled stays disabled
     finally:
         client.close()

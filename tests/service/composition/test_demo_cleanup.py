@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
 from service.hosting.server import start, start_demo
+from testbed import web
 
 
 def test_stopping_a_demo_removes_its_directory() -> None:
     running = start_demo()
     folder = running.temporary_dir
     assert folder is not None and (folder / "master.key").exists()
-    assert httpx.get(f"{running.url}/healthz", timeout=10).status_code == 200
+    assert web.get(f"{running.url}/healthz", timeout=10).status_code == 200
     running.stop()
     assert not folder.exists()
 

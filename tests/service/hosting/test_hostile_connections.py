@@ -14,10 +14,10 @@ import json
 import socket
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from service.hosting import waitress_guard
+from testbed import web
 from testbed.factories import sealed_record
 from tests.service.conftest import LiveService
 
@@ -98,7 +98,7 @@ def test_normal_requests_answer_while_hundreds_of_clients_trickle_or_idle(
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         answered = 0
         for _ in range(5):
-            reply = httpx.post(
+            reply = web.post(
                 f"{live.url}/v1/verifications/payload",
                 json={"barcode": sealed.payload},
                 headers={"Authorization": f"Bearer {token}"},

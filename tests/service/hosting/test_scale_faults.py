@@ -27,6 +27,7 @@ import httpx
 import psycopg
 import pytest
 
+from testbed import web
 from testbed.cluster import (
     Instance,
     Server,
@@ -95,7 +96,7 @@ def test_postgresql_restarted_under_load_gives_503_never_500_and_recovers(
             itok, vtok = token(server.url, instance.issuer), token(server.url, instance.verifier)
             key = instance.issuer["encryption_key"]
             sealed = sealed_record(key, key_version=instance.issuer["key_version"])
-            httpx.post(
+            web.post(
                 f"{server.url}/v1/registerNonPII",
                 json=sealed.body,
                 headers={"Authorization": f"Bearer {itok}"},
@@ -105,7 +106,7 @@ def test_postgresql_restarted_under_load_gives_503_never_500_and_recovers(
             lock = threading.Lock()
 
             def load(kind: str, stop: threading.Event) -> None:
-                with httpx.Client(timeout=30) as client:
+                with web.client(timeout=30) as client:
                     while not stop.is_set():
                         sent = time.monotonic()
                         if kind == "verify":
@@ -192,7 +193,7 @@ def test_sigterm_under_load_fails_no_accepted_request(instance: Instance) -> Non
             refused_after_signal = 0
             while refused_after_signal < 3:
                 try:
-                    with httpx.Client(timeout=30) as client:
+                    with web.client(timeout=30) as client:
                         reply = client.post(
                             f"{server.url}/v1/verifications/payload",
                             json={"barcode": sealed.payload},
@@ -251,7 +252,7 @@ def test_workers_killed_in_the_middle_of_a_batch_leave_nothing_partial(
 
         def send() -> None:
             try:
-                httpx.post(
+                web.post(
                     f"{server.url}/v1/registerNonPIIBatch",
                     content=body,
                     headers=headers,
@@ -278,7 +279,7 @@ def test_workers_killed_in_the_middle_of_a_batch_leave_nothing_partial(
         server.wait_ready()
         stored = _stored(instance, references)
         assert stored in (0, 1000), stored  # one transaction: all or nothing
-        retry = httpx.post(
+        retry = web.post(
             f"{server.url}/v1/registerNonPIIBatch", content=body, headers=headers, timeout=60
         )
         assert retry.status_code == 200, retry.text

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
+from testbed import web
 from testbed.cluster import Instance, Server, auth, registered, two_hosts, verify
 from testbed.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService
@@ -48,10 +48,10 @@ def test_a_disabled_verifier_is_refused_whatever_its_request(live: LiveService) 
         "a body of the wrong shape": live.post(
             "/v1/verifications/payload", {"barcode": 7, "x": 1}, verifier_token
         ),
-        "a body that is not JSON": httpx.post(
+        "a body that is not JSON": web.post(
             url, content=b"{", headers={**auth, "Content-Type": "application/json"}, timeout=30
         ),
-        "the wrong media type": httpx.post(
+        "the wrong media type": web.post(
             url, content=b"barcode", headers={**auth, "Content-Type": "text/plain"}, timeout=30
         ),
     }
@@ -111,7 +111,7 @@ def test_a_client_disabled_through_one_host_is_refused_at_once_by_the_other(
         return verify(b.url, headers, sealed.payload).status_code
 
     assert [status() for _ in range(8)] == [200] * 8  # every worker of b has seen the client
-    disabled = httpx.post(
+    disabled = web.post(
         f"{a.url}/admin/v1/clients/{verifier['client_id']}/disable",
         headers=auth(a.url, instance.admin_client, PUBLIC),
     )

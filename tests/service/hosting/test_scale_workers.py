@@ -21,6 +21,7 @@ import httpx
 import psycopg
 import pytest
 
+from testbed import web
 from testbed.cluster import REDIS_URL, ROOT, Instance, Server, new_instance, registered, token
 from testbed.factories import sealed_record
 from testbed.waiting import records_locked, wait_until
@@ -60,7 +61,7 @@ def test_a_killed_worker_is_replaced_and_service_goes_on(instance: Instance) -> 
         vtok = token(server.url, instance.verifier)
         itok = token(server.url, instance.issuer)
         sealed = sealed_record(instance.issuer["encryption_key"])
-        with httpx.Client(timeout=30) as client:
+        with web.client(timeout=30) as client:
             created = client.post(
                 f"{server.url}/v1/registerNonPII",
                 json=sealed.body,
@@ -97,7 +98,7 @@ def test_sigterm_lets_in_flight_batches_finish(instance: Instance) -> None:
                 head_sent.set()  # httpx asks for the body once it has sent the request head
                 yield body
 
-            with httpx.Client(timeout=60) as client:
+            with web.client(timeout=60) as client:
                 client.get(f"{server.url}/healthz")  # connected before the signal
                 sent.wait()
                 return client.post(
@@ -143,7 +144,7 @@ def test_a_request_refused_before_its_body_is_read_leaves_the_client_a_working_c
     `Connection: close`, so the client's next request goes on a new connection instead of
     failing with "server disconnected" on the old one. A small body is read away and the
     connection kept."""
-    with Server.start(instance, 2) as server, httpx.Client(timeout=30) as client:
+    with Server.start(instance, 2) as server, web.client(timeout=30) as client:
         url = f"{server.url}/v1/registerNonPIIBatch"
         headers = {"Authorization": "Bearer not-a-token", "Content-Type": "application/json"}
         for _ in range(3):
@@ -161,7 +162,7 @@ def test_workers_are_recycled_after_max_requests(instance: Instance) -> None:
     with Server.start(instance, 2, "--max-requests", "20") as server:
         wait_until(lambda: len(server.workers()) == 2, "two workers")
         first = set(server.workers())
-        with httpx.Client(timeout=10) as client:
+        with web.client(timeout=10) as client:
             for _ in range(120):
                 assert client.get(f"{server.url}/healthz").status_code == 200
         wait_until(lambda: len(server.workers()) == 2, "two workers after the recycling")
@@ -201,7 +202,7 @@ def test_wsgi_entry_point_runs_under_gunicorn_from_the_environment(
         wait_until(lambda: _ready(url), "gunicorn answering /readyz")
         sealed = registered(url, instance)
         vtok = token(url, instance.verifier)
-        reply = httpx.post(
+        reply = web.post(
             f"{url}/v1/verifications/payload",
             json={"barcode": sealed.payload},
             headers={"Authorization": f"Bearer {vtok}"},
@@ -226,7 +227,7 @@ def test_wsgi_entry_point_runs_under_gunicorn_from_the_environment(
 
 def _ready(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
+        return web.get(f"{url}/readyz", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
 

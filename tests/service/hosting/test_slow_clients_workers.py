@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
+from testbed import web
 from testbed.cluster import Instance, Server, new_instance, registered, token
 
 HEADS = 300
@@ -110,7 +110,7 @@ def test_slow_heads_and_bodies_neither_hold_nor_stay(instance: Instance) -> None
         trickle.thread.start()
         try:
             answered = 0
-            with httpx.Client(timeout=8) as client:
+            with web.client(timeout=8) as client:
                 for _ in range(20):  # a new connection each time: any worker, any thread
                     reply = client.post(
                         f"{server.url}/v1/verifications/payload",
@@ -126,7 +126,7 @@ def test_slow_heads_and_bodies_neither_hold_nor_stay(instance: Instance) -> None
             )
         finally:
             trickle.close()
-        after = httpx.post(
+        after = web.post(
             f"{server.url}/v1/verifications/payload",
             json={"barcode": sealed.payload},
             headers={"Authorization": f"Bearer {bearer}"},

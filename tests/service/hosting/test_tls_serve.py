@@ -22,8 +22,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from app.api import ApiClient
+from app.api.probe import probe
+from app.api.trust import public_trust, trust
 from service.hosting.server import Running, start_demo
 from service.hosting.tls import TlsError, pinned_client_context, server_context
+from testbed import web
 
 
 def self_signed(folder: Path, name: str = "verify.office.test") -> tuple[Path, Path]:
@@ -106,7 +109,7 @@ def test_a_stop_with_an_idle_kept_alive_tls_connection_drains_cleanly(tmp_path: 
 
 def test_plain_http_to_the_tls_port_gets_no_answer(tls_service: tuple[Running, Path]) -> None:
     running, _ = tls_service
-    with pytest.raises(httpx.HTTPError), httpx.Client() as client:
+    with pytest.raises(httpx.HTTPError), web.client() as client:
         client.get(running.url.replace("https://", "http://") + "/healthz", timeout=5)
 
 
@@ -145,3 +148,32 @@ def test_the_server_keeps_serving_after_a_client_hangs_up_mid_handshake(
         raw.sendall(b"\x16\x03\x01\x00")  # half a ClientHello record header, then gone
     with httpx.Client(verify=pinned_client_context(cert_file)) as client:
         assert client.get(running.url + "/healthz").status_code == 200
+
+
+def test_the_shared_public_trust_still_takes_the_environments_certificates(
+    tls_service: tuple[Running, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Clients share one public trust (app.api.trust), built once per process; it is still
+    httpx's default, so a certificate named by SSL_CERT_FILE is trusted without pinning, and a
+    pinned context passes through unchanged."""
+    running, cert_file = tls_service
+    demo = running.demo
+    assert demo is not None
+    public_trust.cache_clear()
+    try:
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        assert trust(True) is trust(True)
+        assert probe(running.url) is None
+        verifier = demo.verifier
+        with ApiClient(
+            running.url, verifier.client_id, verifier.client_secret, verifier_url=running.url
+        ) as api:
+            assert api.verify_payload(demo.samples[0].payload).verified
+        public_trust.cache_clear()
+        monkeypatch.delenv("SSL_CERT_FILE")
+        assert probe(running.url) is not None  # certifi's authorities do not know this one
+        pinned = pinned_client_context(cert_file)
+        assert trust(pinned) is pinned and trust(False) is False
+    finally:
+        public_trust.cache_clear()

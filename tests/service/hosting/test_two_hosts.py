@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
 import pytest
 
+from testbed import web
 from testbed.cluster import Instance, Server, auth, registered, two_hosts, verify
 from testbed.factories import sealed_record
 
@@ -56,7 +56,7 @@ def test_a_client_rate_limit_holds_across_both_hosts(
     auth = _auth(a.url, verifier)  # the same token works on both hosts
     statuses = []
     for i in range(2 * LIMIT):
-        with httpx.Client(timeout=10) as client:
+        with web.client(timeout=10) as client:
             reply = client.post(
                 f"{(a, b)[i % 2].url}/v1/verifications/payload",
                 json={"barcode": "not a barcode"},
@@ -76,17 +76,17 @@ def test_a_key_retired_through_one_is_refused_at_once_by_the_other(
     key, version = issuer["encryption_key"], issuer["key_version"]
     sealed = sealed_record(key, key_version=version)
     issuer_auth_b = _auth(b.url, issuer)
-    created = httpx.post(f"{b.url}/v1/registerNonPII", json=sealed.body, headers=issuer_auth_b)
+    created = web.post(f"{b.url}/v1/registerNonPII", json=sealed.body, headers=issuer_auth_b)
     assert created.status_code == 201, created.text
     verifier = instance.cli("create-verifier", "--name", "Key desk")
     verifier_auth_b = _auth(b.url, verifier)
     assert verify(b.url, verifier_auth_b, sealed.payload).status_code == 200  # b has it warm
-    rotated = httpx.post(
+    rotated = web.post(
         f"{a.url}/admin/v1/issuers/{issuer['issuer_id']}/keys",
         headers=_auth(a.url, instance.admin_client),
     )
     assert rotated.status_code in (200, 201), rotated.text
-    retired = httpx.post(
+    retired = web.post(
         f"{a.url}/admin/v1/keys/{version}/retire", headers=_auth(a.url, instance.admin_client)
     )
     assert retired.status_code == 200, retired.text
@@ -95,7 +95,7 @@ def test_a_key_retired_through_one_is_refused_at_once_by_the_other(
     assert refused.status_code == 410, refused.text
     assert refused.json()["code"] == "KEY_VERSION_UNAVAILABLE"
     again = sealed_record(key, key_version=version)
-    register = httpx.post(f"{b.url}/v1/registerNonPII", json=again.body, headers=issuer_auth_b)
+    register = web.post(f"{b.url}/v1/registerNonPII", json=again.body, headers=issuer_auth_b)
     assert register.status_code == 400, register.text
     assert register.json()["field_errors"][0]["path"] == "encryption_metadata.key_version"
 
@@ -122,7 +122,7 @@ def test_colliding_concurrent_batches_on_both_hosts_have_exactly_one_winner_each
 
     def send(job: tuple[Server, list[dict[str, Any]]]) -> list[str]:
         server, records = job
-        reply = httpx.post(
+        reply = web.post(
             f"{server.url}/v1/registerNonPIIBatch",
             content=json.dumps({"records": records}),
             headers={**auths[server.url], "Content-Type": "application/json"},
@@ -137,7 +137,7 @@ def test_colliding_concurrent_batches_on_both_hosts_have_exactly_one_winner_each
         assert sorted(pair) == ["created:", "duplicate:"], pair
     for pair in zip(ivs_a, ivs_b, strict=True):
         assert sorted(pair) == ["created:", "error:IV_REUSED"], pair
-    overview = httpx.get(
+    overview = web.get(
         f"{b.url}/admin/v1/overview", headers=_auth(b.url, instance.admin_client)
     ).json()
     stored = next(i for i in overview["issuers"] if i["issuer_id"] == issuer["issuer_id"])

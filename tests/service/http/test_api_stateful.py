@@ -19,12 +19,13 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 from schemathesis.openapi import from_dict
 
 from service.protocol.barcode_text import build_payload_v2
+from testbed import web
 from testbed.factories import SCHEMAS, Sealed, sealed_record
 from tests.service.conftest import LiveService
 
 
 def run_machine(live: LiveService) -> None:
-    document = httpx.get(f"{live.url}/openapi.json", timeout=10).json()
+    document = web.get(f"{live.url}/openapi.json", timeout=10).json()
     schema = from_dict(document)
     operations = {
         path: schema[path]["POST"]
@@ -37,7 +38,7 @@ def run_machine(live: LiveService) -> None:
     }
     issuer_token, verifier_token = live.issuer_token(), live.verifier_token()
     key = live.issuer["encryption_key"]
-    client = httpx.Client(timeout=30)
+    client = web.client(timeout=30)
 
     def call(template: str, path: str, body: object, token: str, expected: int) -> httpx.Response:
         reply = client.post(

@@ -21,6 +21,7 @@ from service.hosting.server import Running, start
 from service.protocol.barcode_text import build_payload_v2
 from service.protocol.encoding import b64url_encode, new_reference
 from service.storage.tinydb_store import TinyDBStore
+from testbed import web
 from testbed.factories import AU_V1, sealed_with_iv
 from testbed.oauth import fetch_token
 from testbed.waiting import wait_until
@@ -81,12 +82,11 @@ def instance(tmp_path: Path) -> Iterator[Instance]:
     admin_token = Instance(running, data_dir, [], verifier).token(
         {"client_id": created["admin_client_id"], "client_secret": created["admin_client_secret"]}
     )
-    other = httpx.post(
+    other = web.post(
         f"{running.url}/admin/v1/issuers",
         json={"name": "Second Payroll"},
         headers={"Authorization": f"Bearer {admin_token}"},
         timeout=30,
-        verify=False,
     ).json()
     inst = Instance(running, data_dir, [issuer, other], verifier)
     try:
@@ -161,7 +161,7 @@ def test_one_winner_per_reference(instance: Instance) -> None:
             elif result[0] != 201:
                 assert result == (409, "CONFLICT"), result
         assert statuses[(200, "")] == (1 if winner is attempts[0] else 0)
-        reply = httpx.post(
+        reply = web.post(
             f"{instance.url}/v1/verifications/payload",
             json={"barcode": build_payload_v2(winner.reference, winner.ciphertext)},
             headers={"Authorization": f"Bearer {verifier_token}"},

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from testbed import web
 from testbed.factories import sealed_record
 from tests.service.cli.test_cli import Serve, cli, token
 from tests.service.conftest import BOTH_STORES, LiveService
@@ -26,7 +27,7 @@ def _raw(live: LiveService, path: str, raw: bytes, bearer: str | None) -> httpx.
     headers = {"Content-Type": "application/json"}
     if bearer:
         headers["Authorization"] = f"Bearer {bearer}"
-    return httpx.post(f"{live.url}{path}", content=raw, headers=headers, timeout=60)
+    return web.post(f"{live.url}{path}", content=raw, headers=headers, timeout=60)
 
 
 # --- item 3: one request cannot cost gigabytes ---------------------------------------------
@@ -132,7 +133,7 @@ def test_duplicate_keys_in_a_registration_store_nothing(live: LiveService) -> No
 def test_the_bearer_scheme_is_case_insensitive(live: LiveService, scheme: str) -> None:
     sealed = sealed_record(live.issuer["encryption_key"])
     assert live.post("/v1/registerNonPII", sealed.body, live.issuer_token()).status_code == 201
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/v1/verifications/payload",
         json={"barcode": sealed.payload},
         headers={"Authorization": f"{scheme} {live.verifier_token()}"},
@@ -143,7 +144,7 @@ def test_the_bearer_scheme_is_case_insensitive(live: LiveService, scheme: str) -
 
 @pytest.mark.parametrize("header", ["Basic abc", "Bearer", "Token x", "bearerx y"])
 def test_other_schemes_and_empty_tokens_stay_unauthorized(live: LiveService, header: str) -> None:
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/v1/verifications/payload",
         json={"barcode": "2|x|y"},
         headers={"Authorization": header},
@@ -174,7 +175,7 @@ def test_sigterm_closes_the_store_and_compacts_its_journal(tmp_path: Path) -> No
         bearer = token(url, issuer["client_id"], issuer["client_secret"])
         for _ in range(20):
             body = sealed_record(issuer["encryption_key"]).body
-            reply = httpx.post(
+            reply = web.post(
                 f"{url}/v1/registerNonPII",
                 json=body,
                 headers={"Authorization": f"Bearer {bearer}"},

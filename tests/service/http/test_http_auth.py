@@ -19,6 +19,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.composition.instance import domain_for, load_master_key, make_config, open_store
+from testbed import web
 from testbed.factories import sealed_record
 from tests.commands import run_module
 from tests.service.conftest import BOTH_STORES, LiveService, make_instance, start_live
@@ -47,7 +48,7 @@ def creds(client: dict[str, Any], audience: str, **extra: Any) -> dict[str, Any]
 
 
 def jwks_key(url: str) -> tuple[Any, str]:
-    reply = httpx.get(f"{url}/.well-known/jwks.json", timeout=10)
+    reply = web.get(f"{url}/.well-known/jwks.json", timeout=10)
     assert reply.status_code == 200
     (key,) = reply.json()["keys"]
     return jwt.PyJWK(key).key, key["kid"]

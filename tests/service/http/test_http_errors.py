@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from testbed import web
 from testbed.factories import sealed_record
 from testbed.oauth import token_body
 from tests.service.conftest import BOTH_STORES, LiveService, start_live
@@ -32,7 +33,7 @@ def raw_post(
     all_headers = {"Content-Type": "application/json", **headers}
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
-    return httpx.post(f"{live.url}{path}", content=content, headers=all_headers, timeout=60)
+    return web.post(f"{live.url}{path}", content=content, headers=all_headers, timeout=60)
 
 
 def token_for(live: LiveService, path: str) -> str:
@@ -137,7 +138,7 @@ def test_a_body_beyond_what_the_server_buffers_still_gets_the_json_413(
 def test_other_media_types_are_415(live: LiveService, path: str, content_type: str) -> None:
     sealed = sealed_record(live.issuer["encryption_key"])
     headers = {"Content-Type": content_type} if content_type else {}
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}{path}",
         content=json.dumps(sealed.body),
         headers={**headers, "Authorization": f"Bearer {token_for(live, path)}"},
@@ -232,7 +233,7 @@ def test_unknown_paths_are_json_404(live: LiveService, path: str) -> None:
     for method in ("GET", "POST"):
         # Over the socket: a raw path byte like %ff reaches the app as the server decodes it
         # (PEP 3333's latin-1), which httpx's in-process transport does not reproduce.
-        reply = httpx.request(method, f"{live.url}{path}", timeout=10)
+        reply = web.request(method, f"{live.url}{path}", timeout=10)
         expect_error(reply, 404, "NOT_FOUND")
 
 
@@ -246,27 +247,27 @@ def _sample_replies(live: LiveService, request_id: str | None) -> dict[str, http
     auth = {**headers, "Authorization": f"Bearer {token}"}
     sealed = sealed_record(live.issuer["encryption_key"])
     return {
-        "200": httpx.get(f"{live.url}/healthz", headers=headers, timeout=10),
-        "201": httpx.post(
+        "200": web.get(f"{live.url}/healthz", headers=headers, timeout=10),
+        "201": web.post(
             f"{live.url}/v1/registerNonPII", json=sealed.body, headers=auth, timeout=10
         ),
-        "400": httpx.post(f"{live.url}/v1/registerNonPII", json={}, headers=auth, timeout=10),
-        "401": httpx.post(f"{live.url}/v1/registerNonPII", json={}, headers=headers, timeout=10),
-        "404": httpx.get(f"{live.url}/nowhere", headers=headers, timeout=10),
-        "405": httpx.get(f"{live.url}/v1/registerNonPII", headers=headers, timeout=10),
-        "413": httpx.post(
+        "400": web.post(f"{live.url}/v1/registerNonPII", json={}, headers=auth, timeout=10),
+        "401": web.post(f"{live.url}/v1/registerNonPII", json={}, headers=headers, timeout=10),
+        "404": web.get(f"{live.url}/nowhere", headers=headers, timeout=10),
+        "405": web.get(f"{live.url}/v1/registerNonPII", headers=headers, timeout=10),
+        "413": web.post(
             f"{live.url}/v1/registerNonPII",
             content=b"x" * (65 * 1024),
             headers={**auth, "Content-Type": "application/json"},
             timeout=10,
         ),
-        "415": httpx.post(
+        "415": web.post(
             f"{live.url}/v1/registerNonPII",
             content=b"{}",
             headers={**auth, "Content-Type": "text/plain"},
             timeout=10,
         ),
-        "token": httpx.post(
+        "token": web.post(
             f"{live.url}/oauth/token", json={"grant_type": "x"}, headers=headers, timeout=10
         ),
     }

@@ -19,6 +19,7 @@ from service.composition.instance import make_config
 from service.http.openapi import build_openapi
 from service.http.routes import UNROUTED
 from service.protocol.errors import ErrorCode
+from testbed import web
 from tests.service.conftest import LiveService, start_live
 from tests.service.http.http_helpers import (
     ADMIN,
@@ -66,7 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
 
 @pytest.fixture(scope="module")
 def document(server: LiveService) -> dict[str, Any]:
-    reply = httpx.get(f"{server.url}/openapi.json", timeout=10)
+    reply = web.get(f"{server.url}/openapi.json", timeout=10)
     assert reply.status_code == 200
     return dict(reply.json())
 
@@ -92,7 +93,7 @@ def send(
     headers = {"Content-Type": content_type} if content is not None else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    return httpx.request(
+    return web.request(
         method or route.method,
         f"{server.url}{route.path}",
         content=content,
@@ -247,7 +248,7 @@ def test_an_unknown_path_is_documented_as_not_found(
     server: LiveService, document: dict[str, Any]
 ) -> None:
     nowhere = ServedRoute("GET", "/v1/nowhere", {}, ())
-    reply = httpx.get(f"{server.url}{nowhere.path}", timeout=10)
+    reply = web.get(f"{server.url}{nowhere.path}", timeout=10)
     expect_documented_error(reply, nowhere, document, E.NOT_FOUND)
 
 
@@ -256,7 +257,7 @@ def test_a_path_parameter_that_matches_no_route_is_documented(
 ) -> None:
     """A reference holding `/` reaches no route: NOT_FOUND, listed on the operation's 404."""
     route = next(r for r in api_routes() if r.rule == "/v1/records/<reference>/revoke")
-    reply = httpx.post(
+    reply = web.post(
         f"{server.url}/v1/records/a/b/revoke",
         headers={"Authorization": f"Bearer {tokens[ISSUER]}"},
         timeout=10,

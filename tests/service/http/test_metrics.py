@@ -8,9 +8,9 @@ import json
 import re
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
+from testbed import web
 from testbed.cluster import Instance, Server, new_instance, token
 from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, sealed_record
 
@@ -41,13 +41,13 @@ def test_metrics_add_up_across_workers_and_hold_no_personal_data(instance: Insta
         issuer_auth = {"Authorization": f"Bearer {itok}"}
         verifier_auth = {"Authorization": f"Bearer {vtok}"}
         active, revoked = sealed_record(key), sealed_record(key)
-        batch = httpx.post(
+        batch = web.post(
             f"{server.url}/v1/registerNonPIIBatch",
             json={"records": [active.body, revoked.body]},
             headers=issuer_auth,
         )
         assert batch.status_code == 200, batch.text
-        revoke = httpx.post(
+        revoke = web.post(
             f"{server.url}/v1/records/{revoked.reference}/revoke",
             json={"reason": f"left: {MARKER_NAME}"},
             headers=issuer_auth,
@@ -56,14 +56,14 @@ def test_metrics_add_up_across_workers_and_hold_no_personal_data(instance: Insta
         unknown = sealed_record(key)  # never registered
         plan = [(active, 200)] * 12 + [(revoked, 200)] * 3 + [(unknown, 404)] * 2
         for sealed, status in plan:
-            with httpx.Client(timeout=10) as client:  # new connections: both workers answer
+            with web.client(timeout=10) as client:  # new connections: both workers answer
                 reply = client.post(
                     f"{server.url}/v1/verifications/payload",
                     json={"barcode": sealed.payload},
                     headers={**verifier_auth, "Connection": "close"},
                 )
             assert reply.status_code == status, reply.text
-        text = httpx.get(f"{server.url}/metrics").text
+        text = web.get(f"{server.url}/metrics").text
 
         assert _sample(text, "payslip_verifications_total", outcome="verified") == 12
         assert _sample(text, "payslip_verifications_total", outcome="revoked") == 3
@@ -131,8 +131,8 @@ def test_single_process_server_has_metrics_too(instance: Instance) -> None:
         )
     try:
         url = read_listening(proc, log)
-        assert httpx.get(f"{url}/healthz").status_code == 200
-        text = httpx.get(f"{url}/metrics").text
+        assert web.get(f"{url}/healthz").status_code == 200
+        text = web.get(f"{url}/metrics").text
         assert (
             _sample(
                 text, "payslip_http_requests_total", method="GET", route="/healthz", status="200"

@@ -8,12 +8,12 @@ import base64
 from typing import Any
 from urllib.parse import quote_plus
 
-import httpx
 import pytest
 from authlib.integrations.requests_client import OAuth2Session as AuthlibSession
 from oauthlib.oauth2 import BackendApplicationClient
 from requests_oauthlib import OAuth2Session as OauthlibSession
 
+from testbed import web
 from testbed.factories import sealed_record
 from tests.service.conftest import LiveService
 from tests.service.http.http_helpers import expect_error
@@ -74,7 +74,7 @@ def _form(**fields: str) -> dict[str, Any]:
 
 def test_credentials_in_both_places_are_invalid_request(live: LiveService) -> None:
     client = live.issuer
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/oauth/token",
         data=_form(audience=live.url, client_secret=client["client_secret"]),
         headers=_basic(client["client_id"], client["client_secret"]),
@@ -88,7 +88,7 @@ def test_a_body_client_id_other_than_the_basic_one_is_invalid_request(
     live: LiveService,
 ) -> None:
     client = live.issuer
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/oauth/token",
         data=_form(audience=live.url, client_id=live.verifier["client_id"]),
         headers=_basic(client["client_id"], client["client_secret"]),
@@ -98,7 +98,7 @@ def test_a_body_client_id_other_than_the_basic_one_is_invalid_request(
 
 def test_the_same_client_id_in_the_body_beside_basic_is_accepted(live: LiveService) -> None:
     client = live.issuer
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/oauth/token",
         data=_form(audience=live.url, client_id=client["client_id"]),
         headers=_basic(client["client_id"], client["client_secret"]),
@@ -110,7 +110,7 @@ def test_the_same_client_id_in_the_body_beside_basic_is_accepted(live: LiveServi
 def test_a_wrong_basic_secret_is_invalid_client_challenged_with_basic(
     live: LiveService,
 ) -> None:
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/oauth/token",
         data=_form(audience=live.url),
         headers=_basic(live.issuer["client_id"], "not-the-secret"),
@@ -125,7 +125,7 @@ def test_a_wrong_basic_secret_is_invalid_client_challenged_with_basic(
 
 def test_a_wrong_body_secret_keeps_the_bearer_challenge(live: LiveService) -> None:
     """A Basic challenge would make a browser open its own sign-in box over the phone page."""
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/oauth/token",
         json=_form(audience=live.url, client_id=live.issuer["client_id"], client_secret="nope"),
     )
@@ -139,7 +139,7 @@ def test_a_wrong_body_secret_keeps_the_bearer_challenge(live: LiveService) -> No
 def test_a_malformed_authorization_header_is_invalid_request(
     live: LiveService, header: str
 ) -> None:
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/oauth/token",
         data=_form(audience=live.url),
         headers={"Authorization": header},
@@ -148,7 +148,7 @@ def test_a_malformed_authorization_header_is_invalid_request(
 
 
 def test_a_wrong_audience_names_the_expected_one(live: LiveService) -> None:
-    reply = httpx.post(
+    reply = web.post(
         f"{live.url}/oauth/token",
         data=_form(audience="https://wrong.example"),
         auth=(live.verifier["client_id"], live.verifier["client_secret"]),

@@ -19,6 +19,7 @@ from service.domain.pairing import PAIRING_TTL_SECONDS, Pairings
 from service.hosting.server import start
 from service.protocol.barcode_text import build_payload_v2
 from service.storage.tinydb_store import TinyDBStore
+from testbed import web
 from testbed.factories import sealed_record
 from tests.service.conftest import BOTH_STORES, LiveService, make_instance
 from tests.service.http.http_helpers import expect_error
@@ -186,7 +187,7 @@ def test_redeeming_is_rate_limited_like_the_token_endpoint(
     running = start(data_dir)
     try:
         statuses = [
-            httpx.post(
+            web.post(
                 f"{running.url}/v1/pairings/redeem", json={"pairing_code": "x"}, timeout=10
             ).status_code
             for _ in range(4)

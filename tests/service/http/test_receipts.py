@@ -22,6 +22,7 @@ from psycopg import sql
 from service.domain import signing_keys
 from service.protocol.encoding import b64url_encode, base32_encode
 from service.protocol.schemas import RECEIPT_TYPE
+from testbed import web
 from testbed.cluster import ADMIN_DATABASE_URL, Instance, throwaway_database
 from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, sealed_record
 from testbed.workers import wait_for_every_acceptor
@@ -279,7 +280,7 @@ def test_a_store_that_does_not_answer_makes_no_receipt(tmp_path: Any) -> None:
         verifier = instance.verifier
         running = start(instance.data_dir, store_kind="postgres", database_url=database_url)
         try:
-            token = httpx.post(
+            token = web.post(
                 f"{running.url}/oauth/token",
                 json={
                     "grant_type": "client_credentials",
@@ -302,7 +303,7 @@ def test_a_store_that_does_not_answer_makes_no_receipt(tmp_path: Any) -> None:
                 )
             sealed = sealed_record(b64url_encode(b"\0" * 32))
             try:
-                reply = httpx.post(
+                reply = web.post(
                     f"{running.url}{RECEIPT}",
                     json={"barcode": sealed.payload},
                     headers={"Authorization": f"Bearer {token}"},

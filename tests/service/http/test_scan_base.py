@@ -6,12 +6,12 @@ import base64
 import io
 from pathlib import Path
 
-import httpx
 import zxingcpp
 from PIL import Image
 
 from service.hosting.server import start
 from service.protocol.barcode_text import parse_barcode
+from testbed import web
 from testbed.factories import build_body, sealed_record
 from testbed.oauth import fetch_token
 from tests.service.conftest import make_instance
@@ -29,7 +29,7 @@ def test_a_verifier_url_with_a_path_still_gives_readable_badges(tmp_path: Path) 
         secret = issuer["client_secret"]
         token = fetch_token(url, issuer["client_id"], secret, audience="http://127.0.0.1:1")
         sealed = sealed_record(issuer["encryption_key"])
-        reply = httpx.post(
+        reply = web.post(
             f"{url}/v1/registerAndBuildBarcode",
             json=build_body(sealed),
             headers={"Authorization": f"Bearer {token}"},

@@ -20,6 +20,7 @@ import pytest
 from service.domain.errors import ServiceError
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import RedisBatchSlots, SharedState
+from testbed import web
 from testbed.cluster import (
     REDIS_URL,
     Instance,
@@ -120,7 +121,7 @@ def instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Instance]:
 def _verify_many(url: str, bearer: str, barcode: str, count: int) -> list[httpx.Response]:
     replies = []
     for _ in range(count):  # a new connection each time, so every worker gets some
-        with httpx.Client(timeout=10) as client:
+        with web.client(timeout=10) as client:
             replies.append(
                 client.post(
                     f"{url}/v1/verifications/payload",
@@ -149,7 +150,7 @@ def test_a_client_limit_holds_across_the_workers_of_one_server(instance: Instanc
         refused = next(r for r in replies if r.status_code == 429)
         assert refused.json()["code"] == "RATE_LIMITED"
         assert 1 <= int(refused.headers["Retry-After"]) <= 60
-        metrics = httpx.get(f"{server.url}/metrics").text
+        metrics = web.get(f"{server.url}/metrics").text
         assert 'payslip_rate_limited_total{limit="client"} 18.0' in metrics
 
 
@@ -210,15 +211,15 @@ def _stopped_redis_server(
             },
             log_dir=tmp_path,
         )
-        ready = httpx.get(f"{server.url}/readyz")
+        ready = web.get(f"{server.url}/readyz")
         assert ready.status_code == 200 and ready.json()["redis"] == "ok"
         vtok = token(server.url, instance.verifier)
         sealed = registered(server.url, instance)
         redis_proc.send_signal(signal.SIGTERM)
         redis_proc.wait(10)
         replies = _verify_many(server.url, vtok, sealed.payload, 10)
-        metrics = httpx.get(f"{server.url}/metrics").text
-        ready = httpx.get(f"{server.url}/readyz")
+        metrics = web.get(f"{server.url}/metrics").text
+        ready = web.get(f"{server.url}/readyz")
     return server, replies, metrics, ready
 
 

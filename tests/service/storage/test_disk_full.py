@@ -14,9 +14,9 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from testbed import web
 from testbed.factories import sealed_record
 from tests.service.conftest import start_live
 
@@ -62,10 +62,10 @@ def test_verification_answers_on_a_full_disk_and_recovers(small_disk: Path) -> N
         unpinned = [sealed_record(issuer["encryption_key"]) for _ in range(30)]
         for sealed in unpinned:
             assert live.post("/v1/registerNonPII", sealed.body, issuer_token).status_code == 201
-        assert httpx.get(f"{live.url}/readyz", timeout=10).status_code == 200
+        assert web.get(f"{live.url}/readyz", timeout=10).status_code == 200
 
         filler = _fill(small_disk)
-        ready = httpx.get(f"{live.url}/readyz", timeout=10)
+        ready = web.get(f"{live.url}/readyz", timeout=10)
         assert ready.status_code == 503
         assert "disk is full" in ready.json()["detail"]
 
@@ -85,7 +85,7 @@ def test_verification_answers_on_a_full_disk_and_recovers(small_disk: Path) -> N
         assert unwritten, "the disk was not full: every pin was written"
 
         filler.unlink()  # an operator frees space; no restart
-        assert httpx.get(f"{live.url}/readyz", timeout=10).status_code == 200
+        assert web.get(f"{live.url}/readyz", timeout=10).status_code == 200
         late = sealed_record(issuer["encryption_key"])
         assert live.post("/v1/registerNonPII", late.body, issuer_token).status_code == 201
         for sealed in [*unpinned, late]:
