@@ -30,7 +30,7 @@ from gunicorn.http import parser as gunicorn_parser
 from gunicorn.workers.gthread import ThreadWorker
 
 from service.composition.settings import read_settings
-from service.hosting.wsgi import Settings
+from service.hosting.wsgi import SERVE_OPTIONS, Settings
 
 log = logging.getLogger("service.workers")
 
@@ -249,10 +249,7 @@ def serve_cli(args: Any) -> int:
         store_kind=store_kind,
         database_url=database_url,
         redis_url=redis_url,
-        issuer_url=args.issuer_url,
-        verifier_url=args.verifier_url,
-        auth_url=args.auth_url,
-        environment=args.environment,
+        **{name: getattr(args, name) for name in SERVE_OPTIONS},
     )
     options = WorkerOptions(
         workers=args.workers,

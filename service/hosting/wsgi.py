@@ -34,6 +34,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("service.wsgi")
 
+FROM_ENV = (
+    "database_url",
+    "redis_url",
+    "issuer_url",
+    "verifier_url",
+    "auth_url",
+    "environment",
+    "instance_id",
+    "redis_fail_closed",
+    "redis_prefix",
+)
+"""The worker settings taken as they are from the PAYSLIP_* variable of the same name."""
+SERVE_OPTIONS = ("issuer_url", "verifier_url", "auth_url", "environment")
+"""The worker settings `serve --workers` takes from its options of the same name instead."""
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -72,20 +87,8 @@ class Settings:
         """The PAYSLIP_* settings for this data folder and public address: all the WSGI entry
         point reads, and what `serve --workers` starts from before its options replace some. One
         place names the variables a worker takes, so a new one reaches both ways to start."""
-        return cls(
-            data_dir=data_dir,
-            public_url=public_url,
-            database_url=env.database_url,
-            redis_url=env.redis_url,
-            issuer_url=env.issuer_url,
-            verifier_url=env.verifier_url,
-            auth_url=env.auth_url,
-            environment=env.environment,
-            instance_id=env.instance_id,
-            redis_fail_closed=env.redis_fail_closed,
-            redis_prefix=env.redis_prefix,
-            access_log=env.access_log != "off",
-        )
+        same_names = {name: getattr(env, name) for name in FROM_ENV}
+        return cls(data_dir, public_url, **same_names, access_log=env.access_log != "off")
 
 
 class WorkerApp:

@@ -3,7 +3,9 @@
 Each case is something a new operator really does: initialise a second data directory against a
 database that already holds an instance, start with another instance's master key, forget the
 PostgreSQL extra, mistype the database port, start a second server on a taken port. The answer is
-always one `error: ...` line on stderr, a non-zero exit, no traceback, and nothing changed.
+always one `error: ...` line on stderr, a non-zero exit, no traceback, and nothing changed. The
+mistake is always a real command; the instance a case starts from is made in-process, by the
+function `init` calls.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from service.composition.instance import init_instance
 from tests.commands import run_module
 from tests.service.cli.test_cli import ROOT, assert_one_line_error, cli, one_json_object
 from tests.service.storage.test_store_postgres import database_url, schema_url  # noqa: F401 - fixtures
@@ -49,8 +52,7 @@ def test_init_against_a_database_that_holds_an_instance_refuses_and_changes_noth
     schema_url: str,  # noqa: F811
 ) -> None:
     env = {"PAYSLIP_DATABASE_URL": schema_url, "PAYSLIP_LOG_DIR": str(tmp_path / "logs")}
-    first = cli("init", "--data-dir", str(tmp_path / "first"), env=env)
-    assert first.returncode == 0, first.stderr
+    init_instance(tmp_path / "first", "postgres", schema_url)  # what `init` does, in-process
     before = _settings_rows(schema_url)
 
     second_dir = tmp_path / "second"
@@ -83,7 +85,7 @@ def test_another_instances_master_key_is_named_as_the_problem(
     schema_url: str,  # noqa: F811
 ) -> None:
     env = {"PAYSLIP_DATABASE_URL": schema_url}
-    assert cli("init", "--data-dir", str(tmp_path / "real"), env=env).returncode == 0
+    init_instance(tmp_path / "real", "postgres", schema_url)
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     key = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
@@ -105,7 +107,7 @@ def test_another_instances_master_key_is_named_as_the_problem(
 
 def test_workers_need_postgresql_chosen_the_same_way_as_everywhere(tmp_path: Path) -> None:
     data_dir = tmp_path / "d"
-    assert cli("init", "--data-dir", str(data_dir)).returncode == 0
+    init_instance(data_dir, "tinydb")
     env = {"PAYSLIP_DATABASE_URL": ""}
     done = cli("serve", "--data-dir", str(data_dir), "--workers", "4", "--port", "0", env=env)
     assert_one_line_error(*_outcome(done))
@@ -122,7 +124,7 @@ def test_workers_start_when_the_environment_selects_postgresql(
     redis_url = os.environ.get("PAYSLIP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     env = {**os.environ, "PAYSLIP_DATABASE_URL": schema_url, "PAYSLIP_REDIS_URL": redis_url}
     data_dir = tmp_path / "d"
-    assert cli("init", "--data-dir", str(data_dir), env=env).returncode == 0
+    init_instance(data_dir, "postgres", schema_url)
     proc = subprocess.Popen(
         [
             sys.executable,
