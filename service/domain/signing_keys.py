@@ -100,14 +100,20 @@ class SigningKeys:
         keys = self._fresh()
         return keys.current_kid, keys.current
 
-    def public_key(self, kid: str) -> Ed25519PublicKey | None:
-        """The key that verifies tokens with this `kid`, while it may."""
-        keys = self._fresh()
+    def public_key(self, kid: str, *, cached: bool = False) -> Ed25519PublicKey | None:
+        """The key that verifies tokens with this `kid`, while it may. `cached`: as last read,
+        without reading the store even when a refresh is due (for a thread that must not wait
+        for the store; the next caller that may wait refreshes)."""
+        keys = self._keys if cached else self._fresh()
         if kid == keys.current_kid:
             return keys.current.public_key()
         if kid == keys.previous_kid and self._previous_valid(keys):
             return keys.previous
         return None
+
+    def refresh_due(self) -> bool:
+        """True when the keys as last read may be older than REFRESH_SECONDS."""
+        return time.monotonic() - self._checked >= REFRESH_SECONDS
 
     def published(self) -> list[tuple[str, Ed25519PublicKey]]:
         keys = self._fresh()

@@ -73,6 +73,11 @@ def refuse_inactive_client(client: Client | None) -> None:
         raise refusal
 
 
+class KeyNotYetKnown(Exception):
+    """A token names a signing key the keys as last read do not hold: a rotation made since
+    (on another host, or by the CLI) may have added it, and only a store read can tell."""
+
+
 class TokenService:
     def __init__(
         self,
@@ -150,14 +155,19 @@ class TokenService:
             access_token=token, token_type="Bearer", expires_in=self._ttl, scope=wanted
         )
 
-    def check_token(self, authorization: str | None, scope: str) -> tuple[str, str]:
+    def check_token(
+        self, authorization: str | None, scope: str, *, cached_keys: bool = False
+    ) -> tuple[str, str]:
         """(client id, token scope) of a bearer token valid for `scope`'s API on the token alone:
         signed by a trusted key, unexpired, for this environment, audience and scope; else the
         refusal `authorize` gives for it. Whether the client is still enabled is not looked at:
         that needs the store, and a server's early look at a request's head runs on its I/O
-        thread, which must not wait for the store (the signing keys' own refresh aside, at most
-        every REFRESH_SECONDS). Such a caller refuses a disabled client through `authorize` on
-        the request itself, and asks `client_refusal` before any other refusal of its own."""
+        thread, which must not wait for the store. Such a caller refuses a disabled client
+        through `authorize` on the request itself, asks `client_refusal` before any other
+        refusal of its own, and passes `cached_keys`: the signing keys as last read, so their
+        refresh (due every REFRESH_SECONDS) never reads the store there either. A key those do
+        not know while a refresh is due may have come with a rotation since: `KeyNotYetKnown`,
+        which leaves the verdict to the request's own check."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         token = token.strip()
         # RFC 7235 §2.1: the scheme is case-insensitive ("bearer", "BEARER" are the same).
@@ -165,13 +175,13 @@ class TokenService:
             raise _unauthorized("a bearer token is required")
         cached = self._verified.get(token)
         if cached is None:
-            cached = self._decode(token)
+            cached = self._decode(token, cached_keys)
             if len(self._verified) >= VERIFIED_CACHE_SIZE:
                 self._verified.clear()
             self._verified[token] = cached
         kid, claims = cached
-        if self._signing.public_key(kid) is None:  # its key was dropped since, or expired
-            raise _unauthorized("the token was signed by a key that is no longer trusted")
+        if self._signing.public_key(kid, cached=cached_keys) is None:  # dropped since, expired
+            raise self._untrusted(kid, cached_keys, "a key that is no longer trusted")
         now = self._clock.now().timestamp()
         if not isinstance(claims["exp"], int | float) or claims["exp"] <= now:
             raise _unauthorized("the token has expired")
@@ -214,16 +224,25 @@ class TokenService:
         """UNAUTHORIZED when the client is unknown or disabled now, else None."""
         return _inactive(self._clients.active(client_id))
 
-    def _decode(self, token: str) -> tuple[str, dict[str, Any]]:
+    def _untrusted(self, kid: str, cached_keys: bool, what: str) -> Exception:
+        """UNAUTHORIZED for a token signed by `what`, unless the keys it was judged by are as
+        last read and due a refresh: then a rotation since may have made its key trusted."""
+        if cached_keys and self._signing.refresh_due():
+            return KeyNotYetKnown(kid)
+        return _unauthorized(f"the token was signed by {what}")
+
+    def _decode(self, token: str, cached_keys: bool) -> tuple[str, dict[str, Any]]:
         """Check the signature (with the key its `kid` names), issuer and required claims once;
         the claims are then cached by token."""
         try:
             kid = jwt.get_unverified_header(token).get("kid")
         except jwt.PyJWTError:
             raise _unauthorized("the token is not valid") from None
-        public = self._signing.public_key(kid) if isinstance(kid, str) else None
-        if public is None:
+        if not isinstance(kid, str):
             raise _unauthorized("the token was signed by an unknown key")
+        public = self._signing.public_key(kid, cached=cached_keys)
+        if public is None:
+            raise self._untrusted(kid, cached_keys, "an unknown key")
         try:
             decoded = jwt.api_jwt.decode_complete(
                 token,

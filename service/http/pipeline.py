@@ -8,6 +8,7 @@ maps any `ServiceError` to the error object. Routes therefore hold no HTTP plumb
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -18,7 +19,7 @@ import bottle
 
 from service.domain.context import Domain
 from service.domain.errors import ServiceError
-from service.domain.tokens import Principal
+from service.domain.tokens import KeyNotYetKnown, Principal
 from service.http.body import check_content_type, parse_json, read_body, too_large
 from service.http.environ import ERROR_CODE_KEY
 from service.http.errors import error_body, error_headers, internal_error
@@ -77,9 +78,10 @@ class ApiPlugin:
         nothing: a server asks this before it reads the body, then the pipeline runs in full on
         what it was allowed to read.
 
-        The token is judged on itself (`check_token`): this runs on the server's I/O thread,
-        and a store read there made every connection wait whenever the store did (PostgreSQL
-        refusing connections held them all for the pool's 10 s). A disabled client's valid
+        The token is judged on itself, with the signing keys as last read (`check_token`):
+        this runs on the server's I/O thread, and a store read there made every connection wait
+        whenever the store did (PostgreSQL refusing connections held them all for the pool's
+        10 s). A disabled client's valid
         token therefore passes here, its body (within the limit) is read, and the pipeline
         refuses it; before any other refusal of its own this asks the client's state, as the
         pipeline would, so a disabled client is always told that first."""
@@ -91,7 +93,7 @@ class ApiPlugin:
             client_id, refusal = self._head_refusal(config, headers, limit)
             if refusal is not None and client_id is not None:
                 refusal = self._domain.tokens.client_refusal(client_id) or refusal
-        except StoreUnavailable:  # the signing keys' refresh or the client read: a 503
+        except StoreUnavailable:  # the client read: a 503
             return _store_unavailable()
         return refusal
 
@@ -104,9 +106,11 @@ class ApiPlugin:
         try:
             scope = config.get("scope")
             if scope:
-                client_id, _ = self._domain.tokens.check_token(
-                    headers.get("AUTHORIZATION"), str(scope)
-                )
+                # A key the cached signing keys do not know yet: the request's own check decides.
+                with contextlib.suppress(KeyNotYetKnown):
+                    client_id, _ = self._domain.tokens.check_token(
+                        headers.get("AUTHORIZATION"), str(scope), cached_keys=True
+                    )
             if config.get("body_limit"):
                 check_content_type({"CONTENT_TYPE": headers.get("CONTENT_TYPE", "")})
             declared = headers.get("CONTENT_LENGTH", "")

@@ -18,10 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import jwt
 import psycopg
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from psycopg import sql
 
+from service.composition.instance import domain_for, load_master_key, make_config, open_store
+from service.domain import signing_keys
 from service.hosting.server import Running, start
 from service.protocol.encoding import b64url_encode
 from testbed.cluster import ADMIN_DATABASE_URL, Instance, throwaway_database
@@ -72,7 +76,15 @@ def _read_answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     return int(status_line.split()[1]), headers, body
 
 
-def test_other_clients_are_answered_while_a_request_waits_for_the_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("keys_due", [False, True], ids=["keys-fresh", "keys-refresh-due"])
+def test_other_clients_are_answered_while_a_request_waits_for_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys_due: bool
+) -> None:
+    """keys-refresh-due: the signing keys are due a re-read at every look (REFRESH_SECONDS 0),
+    so a head check that refreshed them would wait for the store on the I/O thread and refuse
+    the request from its head; it judges the token by the keys as last read instead."""
+    if keys_due:
+        monkeypatch.setattr(signing_keys, "REFRESH_SECONDS", 0.0)
     with _served(tmp_path) as (running, instance, database_url):
         address = _address(running)
         verifier = instance.verifier
@@ -114,6 +126,60 @@ def test_a_disabled_client_is_told_so_before_its_body_is_refused(tmp_path: Path)
             status, _, answer = _read_answer(sock)
         assert status == 401, answer
         assert json.loads(answer)["code"] == "UNAUTHORIZED"
+
+
+def test_a_token_of_a_key_rotated_in_elsewhere_is_left_to_the_request_to_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head check does not read the store, so a token signed by a key it does not know is
+    refused from the head only while the keys as last read are fresh; when a re-read is due, a
+    rotation elsewhere (another host, the CLI) may have made that key, and the request's own
+    check, which reads the keys, decides."""
+    monkeypatch.setattr(signing_keys, "REFRESH_SECONDS", 3600.0)
+    with _served(tmp_path) as (running, instance, database_url):
+        verifier = instance.verifier
+        fetch_token(running.url, verifier["client_id"], verifier["client_secret"])  # keys read
+        forged = jwt.encode(
+            {"sub": verifier["client_id"], "scope": "service:verifier", "exp": 2**40},
+            Ed25519PrivateKey.generate(),
+            algorithm="EdDSA",
+            headers={"kid": "made-up-key"},
+        )
+        with socket.create_connection(_address(running), timeout=60) as sock:
+            sock.sendall(_head(forged, 10 * 1024 * 1024))  # and not a byte of the body
+            status, _, answer = _read_answer(sock)
+        assert status == 401, answer
+
+        instance.cli("rotate-signing-key")
+        elsewhere = _granted_on_another_host(instance, running.url, database_url)
+        monkeypatch.setattr(signing_keys, "REFRESH_SECONDS", 0.0)  # a re-read is due now
+        body = json.dumps({"barcode": sealed_record(b64url_encode(b"\0" * 32)).payload})
+        with socket.create_connection(_address(running), timeout=60) as sock:
+            sock.sendall(_head(elsewhere, len(body)))
+            sock.sendall(body.encode())
+            status, _, answer = _read_answer(sock)
+        # The token was accepted: the answer is about the (unregistered) payslip.
+        assert status == 404 and json.loads(answer)["code"] == "SERVICE_REFERENCE_NOT_FOUND"
+
+
+def _granted_on_another_host(instance: Instance, url: str, database_url: str) -> str:
+    """A verifier token issued by another host of the same instance (its own domain on the same
+    database), signed by the key it reads there now."""
+    store = open_store(instance.data_dir, "postgres", database_url)
+    try:
+        domain = domain_for(store, make_config(load_master_key(instance.data_dir), url))
+        verifier = instance.verifier
+        granted = domain.tokens.grant(
+            {
+                "grant_type": "client_credentials",
+                "client_id": verifier["client_id"],
+                "client_secret": verifier["client_secret"],
+                "audience": url,
+            }
+        )
+    finally:
+        store.close()
+    return granted.access_token
 
 
 def _address(running: Running) -> tuple[str, int]:
