@@ -10,6 +10,8 @@ every error response's schema is the protocol's `ErrorBody` narrowed to those co
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -118,13 +120,26 @@ def _paths() -> dict[str, Any]:
 
 
 def build_openapi(config: ServiceConfig) -> dict[str, Any]:
-    components = schemas.openapi_components()
-    components.update(schemas.response_components())
-    components.update(error_components())
+    """The document for this instance's public address. Only `servers` depends on the
+    instance: the rest is generated once per process (pydantic's schema generation costs about
+    70 ms, and every server start, the app's embedded one too, builds a document) and each
+    caller gets its own copy, which it may change."""
+    paths_and_components = json.loads(_same_for_every_instance())
     return {
         "openapi": "3.1.0",
         "info": {"title": "Payslip Verify", "version": "1"},
         "servers": [{"url": config.public_url}],
+        **paths_and_components,
+    }
+
+
+@functools.cache
+def _same_for_every_instance() -> str:
+    """`paths` and `components` as JSON text (a copy is one `json.loads`)."""
+    components = schemas.openapi_components()
+    components.update(schemas.response_components())
+    components.update(error_components())
+    document = {
         "paths": _paths(),
         "components": {
             "schemas": components,
@@ -136,3 +151,4 @@ def build_openapi(config: ServiceConfig) -> dict[str, Any]:
             },
         },
     }
+    return json.dumps(document)
