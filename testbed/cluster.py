@@ -123,6 +123,8 @@ class Instance:
         full_env.pop("PAYSLIP_MASTER_KEY", None)
         full_env.pop("PAYSLIP_DATA_DIR", None)
         instance = cls(data_dir, database_url, full_env)
+        if os.environ.get("PAYSLIP_MASTER_KEY"):  # init would use it and write no master.key
+            raise AssertionError("unset PAYSLIP_MASTER_KEY to run the cluster tests")
         # In this process, through the functions `init` and `admin create-*` call: three
         # `python -m service` processes cost about 2 s of CPU per instance, and the commands
         # themselves are tested in tests/service/cli. `cli()` still runs the real command.

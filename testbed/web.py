@@ -1,4 +1,4 @@
-"""The tests' and benches' plain HTTP calls, sharing the app's one TLS trust.
+"""The tests' plain HTTP calls, sharing the app's one TLS trust.
 
 `httpx.get(...)`, `httpx.post(...)` and `httpx.Client()` each build a new SSL context, reading
 certifi's certificates again (about 25 ms of CPU): over the suite's thousands of calls that was

@@ -8,6 +8,7 @@ directory and capture) and differs only in what it passes and expects.
 from __future__ import annotations
 
 import io
+import logging
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -55,9 +56,27 @@ def run_in_process(
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
     capsys.readouterr()
+    # The process's console: warnings and worse on stderr (app.__main__._setup_logging), so a
+    # stray log line fails a test that expects one plain line there, as it would in a shell.
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(console)
     try:
         code = command(list(args))
-    except SystemExit as exit_:  # argparse's refusal of the arguments, as the process ends on it
-        code = exit_.code if isinstance(exit_.code, int) else 2
+    except SystemExit as exit_:  # argparse's refusal of the arguments ends the process so
+        code = _exit_status(exit_.code)
+    finally:
+        logging.getLogger().removeHandler(console)
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess([command.__name__, *args], code, out, err)
+
+
+def _exit_status(code: object) -> int:
+    """The status a process ends with on `SystemExit(code)`: None is 0, a number is itself,
+    anything else is printed to stderr and is 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1

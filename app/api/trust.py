@@ -3,8 +3,12 @@
 httpx builds a new SSL context for every client made with `verify=True`, reading certifi's
 bundle (or SSL_CERT_FILE / SSL_CERT_DIR) again: about 25 ms of CPU each time. The app makes a
 client for every API client, health probe and moved service address, so every one of them shares
-this context instead. An office certificate pinned in the settings is a context of its own and
-passes through unchanged.
+this context instead (httpx's own advice for many clients). An office certificate pinned in the
+settings is a context of its own and passes through unchanged.
+
+The clients that share it speak HTTP/1.1 and present no client certificate: httpcore sets the
+context's ALPN list to ["http/1.1"] at every connection, the same value each time. A client with
+`http2=True` or a certificate of its own must make its own context.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -86,15 +87,26 @@ def _raw(key: Ed25519PublicKey) -> str:
 
 
 class SigningKeys:
-    def __init__(self, store: Store, master_key: bytes, clock: Clock, ttl: int) -> None:
+    def __init__(
+        self,
+        store: Store,
+        master_key: bytes,
+        clock: Clock,
+        ttl: int,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._monotonic = monotonic  # how old a read is (the clock says when a key expires)
         self._store = store
         self._master = master_key
         self._clock = clock
         self._ttl = ttl
         self._lock = threading.Lock()
         self._seen: tuple[str | None, ...] = ()
-        self._checked = 0.0
         self._keys = self._load()
+        self._checked = monotonic()
+        """When a re-read was last tried (a failed one is not retried for REFRESH_SECONDS)."""
+        self._read_at = self._checked
+        """When the keys were last read from the store successfully."""
 
     def current(self) -> tuple[str, Ed25519PrivateKey]:
         keys = self._fresh()
@@ -111,9 +123,12 @@ class SigningKeys:
             return keys.previous
         return None
 
-    def refresh_due(self) -> bool:
-        """True when the keys as last read may be older than REFRESH_SECONDS."""
-        return time.monotonic() - self._checked >= REFRESH_SECONDS
+    def recently_read(self) -> bool:
+        """Whether the keys as last read were read within two refresh periods: as recent as a
+        request thread's view may be (a server's keeper re-reads them every half period). A
+        token whose key they do not hold is then refused as any request thread would refuse it;
+        an older view (the store failing or slow) may lack a key rotated in since."""
+        return self._monotonic() - self._read_at < 2 * REFRESH_SECONDS
 
     def published(self) -> list[tuple[str, Ed25519PublicKey]]:
         keys = self._fresh()
@@ -146,7 +161,7 @@ class SigningKeys:
                 SIGNING_KEY_SETTING, _wrap(new, self._master, SIGNING_KEY_SETTING)
             )
             self._checked = 0.0
-        keys = self._fresh()
+        keys = self._fresh(wait=True)
         previous = Ed25519PrivateKey.from_private_bytes(old)
         return {
             "kid": keys.current_kid,
@@ -179,16 +194,30 @@ class SigningKeys:
         assert value is not None
         return value
 
-    def _fresh(self) -> _Keys:
-        now = time.monotonic()
+    def refresh(self) -> None:
+        """Re-read the keys if a re-read is due: a server's keeper thread calls this, so that
+        the keys as last read (`cached=True`, the head check's) stay recent without a read on
+        the thread that must not wait (service.hosting.keys_keeper)."""
+        self._fresh()
+
+    def _fresh(self, wait: bool = False) -> _Keys:
+        """The keys, re-read first when due. One thread re-reads at a time; the others go on
+        with the keys as last read instead of queueing behind a read the store may hold for
+        its whole timeout (`wait`: queue, for a caller that needs what it just wrote)."""
+        now = self._monotonic()
         if now - self._checked < REFRESH_SECONDS:
             return self._keys
-        with self._lock:
+        if not self._lock.acquire(blocking=wait):
+            return self._keys
+        try:
             if now - self._checked >= REFRESH_SECONDS:
                 self._checked = now
                 seen = tuple(self._store.get_setting(name) for name in WATCHED)
                 if seen != self._seen:
                     self._keys = self._load()
+                self._read_at = self._monotonic()  # only a read that succeeded is recent
+        finally:
+            self._lock.release()
         return self._keys
 
     def _load(self) -> _Keys:

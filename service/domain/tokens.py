@@ -166,8 +166,9 @@ class TokenService:
         through `authorize` on the request itself, asks `client_refusal` before any other
         refusal of its own, and passes `cached_keys`: the signing keys as last read, so their
         refresh (due every REFRESH_SECONDS) never reads the store there either. A key those do
-        not know while a refresh is due may have come with a rotation since: `KeyNotYetKnown`,
-        which leaves the verdict to the request's own check."""
+        not know when they are not recent (signing_keys.recently_read) may have come with a
+        rotation since: `KeyNotYetKnown`, which leaves the verdict to the request's own
+        check."""
         scheme, _, token = (authorization or "").strip().partition(" ")
         token = token.strip()
         # RFC 7235 §2.1: the scheme is case-insensitive ("bearer", "BEARER" are the same).
@@ -225,9 +226,9 @@ class TokenService:
         return _inactive(self._clients.active(client_id))
 
     def _untrusted(self, kid: str, cached_keys: bool, what: str) -> Exception:
-        """UNAUTHORIZED for a token signed by `what`, unless the keys it was judged by are as
-        last read and due a refresh: then a rotation since may have made its key trusted."""
-        if cached_keys and self._signing.refresh_due():
+        """UNAUTHORIZED for a token signed by `what`, unless it was judged by the keys as last
+        read and those are not recent: then a rotation since may have made its key trusted."""
+        if cached_keys and not self._signing.recently_read():
             return KeyNotYetKnown(kid)
         return _unauthorized(f"the token was signed by {what}")
 

@@ -34,6 +34,7 @@ from service.composition.instance import (
     open_store,
 )
 from service.domain.clock import SystemClock
+from service.hosting.keys_keeper import KeysKeeper
 from service.hosting.tls import serve_tls
 from service.hosting.waitress_drain import DEFAULT_GRACE, StopControl, serve_until_stopped
 from service.hosting.waitress_guard import SERVER_SETTINGS, guard_server
@@ -87,6 +88,8 @@ class Running:
     temporary_dir: Path | None = None
     """A data directory made for this run only (demo mode), removed when the store closes: a
     demo's invented data and its master key must not pile up in the temporary folder."""
+    keeper: KeysKeeper | None = None
+    """The thread that keeps the signing keys recent for the head check; stopped on close."""
 
     def serve(self) -> None:
         """Serve in this thread until `control.request_stop()` (a signal handler's, say), then
@@ -113,6 +116,8 @@ class Running:
 
     def close(self) -> None:
         """Close the store, and remove the data directory if it was made for this run."""
+        if self.keeper is not None:
+            self.keeper.stop()
         self.store.close()
         if self.temporary_dir is not None:
             shutil.rmtree(self.temporary_dir, ignore_errors=True)
@@ -176,13 +181,23 @@ def start(
         )
         undo.callback(server.close)  # its trigger's pipe too
         guard_server(server, served.preflight)
+        keeper = KeysKeeper(served.refresh_keys)  # the head judges tokens by recent keys
+        keeper.start()
+        undo.callback(keeper.stop)
         if tls is not None:
             serve_tls(server, tls)
         undo.pop_all()  # started: `Running.stop` closes all of it from now on
     control = StopControl(graceful_timeout)
     control.attach(server)
     running = Running(
-        url_for(sock, tls is not None), config, store, server, control, demo=seeded, created=created
+        url_for(sock, tls is not None),
+        config,
+        store,
+        server,
+        control,
+        demo=seeded,
+        created=created,
+        keeper=keeper,
     )
     if in_thread:
         running.thread = threading.Thread(target=running.serve, name="payslip-service", daemon=True)

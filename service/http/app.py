@@ -80,6 +80,9 @@ class ServedApp:
 
     wsgi: WsgiApp
     preflight: Preflight
+    refresh_keys: Callable[[], None]
+    """Re-read the token signing keys if due: a server that judges heads by the keys as last
+    read keeps them recent with it (service.hosting.keys_keeper)."""
 
 
 def create_app(
@@ -114,4 +117,6 @@ def build_app(
     bottle_app = build_bottle(config, domain, shared)
     observed = ObservedApp(bottle_app, access_log_enabled=access_log)
     plugin = next(p for p in bottle_app.plugins if isinstance(p, ApiPlugin))
-    return ServedApp(RequestIdMiddleware(observed), build_preflight(bottle_app, plugin))
+    return ServedApp(
+        RequestIdMiddleware(observed), build_preflight(bottle_app, plugin), domain.signing.refresh
+    )

@@ -7,8 +7,11 @@ module as soon as the headers are in: for the matched route, the same checks the
 pipeline makes first (bearer token and scope, media type, declared length), and the byte limit
 to hold a streamed (chunked) body to. The checks themselves are the pipeline's
 (`ApiPlugin.refusal_before_body`), which makes every check again, counting, on the request it
-is handed; this only refuses earlier, with the same error object. It reads nothing from the store
-(the server calls it on its I/O thread): a disabled client's token is refused by the pipeline.
+is handed; this only refuses earlier, with the same error object. The server calls it on its I/O
+thread, so it judges tokens by the signing keys as last read (kept recent by
+service.hosting.keys_keeper) and reads the store only to refuse a request early: then the client's
+state, so that a disabled client is told so first. A disabled client's token with nothing else
+wrong is refused by the pipeline.
 """
 
 from __future__ import annotations

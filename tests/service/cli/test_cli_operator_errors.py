@@ -119,8 +119,8 @@ def test_workers_start_when_the_environment_selects_postgresql(
     tmp_path: Path,
     schema_url: str,  # noqa: F811
 ) -> None:
-    """`PAYSLIP_DATABASE_URL` alone selects PostgreSQL for `serve --workers`, as for init
-    (workers also need Redis for their shared limits: PAYSLIP_REDIS_URL)."""
+    """`PAYSLIP_DATABASE_URL` alone selects PostgreSQL for `serve --workers`, as it does for
+    `init` (workers also need Redis for their shared limits: PAYSLIP_REDIS_URL)."""
     redis_url = os.environ.get("PAYSLIP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     env = {**os.environ, "PAYSLIP_DATABASE_URL": schema_url, "PAYSLIP_REDIS_URL": redis_url}
     data_dir = tmp_path / "d"

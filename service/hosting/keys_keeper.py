@@ -1,0 +1,49 @@
+"""Keeps a single-process server's token signing keys recently read, on a thread of its own.
+
+The server judges a request's head on waitress's I/O thread, which must never wait for the
+store, so it judges tokens by the signing keys as last read (`TokenService.check_token`). On a
+quiet server nothing else would re-read them, and a view older than two refresh periods makes
+the head leave every unknown key to the request's own check, forged ones included, whose bodies
+would then be read before they are refused. This thread re-reads them every half period, so the
+view stays recent while the store answers; while it does not, the head's view ages, as it must
+(a key rotated in elsewhere cannot be known), and the requests themselves get the store's 503.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from service.domain import signing_keys
+
+log = logging.getLogger("service.keys")
+
+
+class KeysKeeper:
+    def __init__(self, refresh: Callable[[], None], every: float | None = None) -> None:
+        self._refresh = refresh
+        self._every = signing_keys.REFRESH_SECONDS / 2 if every is None else every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="payslip-keys", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Ask the thread to end; a re-read in progress (a store that does not answer) is not
+        waited for beyond a second: the thread is a daemon and ends with its next look."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=1)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                self._refresh()
+            except Exception as exc:  # the store failing: the next round tries again
+                log.debug("signing keys not re-read: %s", type(exc).__name__)
