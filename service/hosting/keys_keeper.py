@@ -35,11 +35,16 @@ class KeysKeeper:
         return self._thread.is_alive()
 
     def stop(self) -> None:
-        """Ask the thread to end; a re-read in progress (a store that does not answer) is not
-        waited for beyond a second: the thread is a daemon and ends with its next look."""
+        """Ask the thread to end and wait a second at most: a re-read in progress (a store that
+        does not answer) is not waited out, as the thread is a daemon and ends after it."""
         self._stop.set()
+        self.ended(timeout=1.0)
+
+    def ended(self, timeout: float) -> bool:
+        """Wait up to `timeout` for the thread to end (it ends only once asked to stop)."""
         if self._thread.is_alive():
-            self._thread.join(timeout=1)
+            self._thread.join(timeout=timeout)
+        return not self._thread.is_alive()
 
     def _run(self) -> None:
         while not self._stop.wait(self._every):

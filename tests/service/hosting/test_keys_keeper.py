@@ -105,7 +105,7 @@ def test_the_keeper_reads_again_after_a_failing_store_and_stops() -> None:
         assert again.wait(30), "the keeper stopped after the store failed once"
     finally:
         keeper.stop()
-    assert not keeper.alive
+    assert keeper.ended(timeout=30)
 
 
 def test_a_server_keeps_its_keys_recent_until_it_stops(instance: tuple[Path, Store, bytes]) -> None:
@@ -116,4 +116,4 @@ def test_a_server_keeps_its_keys_recent_until_it_stops(instance: tuple[Path, Sto
         assert running.keeper is not None and running.keeper.alive
     finally:
         running.stop()
-    assert not running.keeper.alive
+    assert running.keeper.ended(timeout=30)  # it ends only when asked to stop
