@@ -101,7 +101,7 @@ class SigningKeys:
         self._clock = clock
         self._ttl = ttl
         self._lock = threading.Lock()
-        self._seen: tuple[str | None, ...] = ()
+        self._seen = self._watched()
         self._keys = self._load()
         self._checked = monotonic()
         """When a re-read was last tried (a failed one is not retried for REFRESH_SECONDS)."""
@@ -124,10 +124,11 @@ class SigningKeys:
         return None
 
     def recently_read(self) -> bool:
-        """Whether the keys as last read were read within two refresh periods: as recent as a
-        request thread's view may be (a server's keeper re-reads them every half period). A
-        token whose key they do not hold is then refused as any request thread would refuse it;
-        an older view (the store failing or slow) may lack a key rotated in since."""
+        """Whether the keys as last read were read within two refresh periods. A server's
+        keeper re-reads them every half period, so on a server whose store answers they are at
+        most that old, newer than a request thread's view (up to one period), and a token whose
+        key they do not hold is refused as a request thread would refuse it. An older view (the
+        store failing or slow) may lack a key rotated in since."""
         return self._monotonic() - self._read_at < 2 * REFRESH_SECONDS
 
     def published(self) -> list[tuple[str, Ed25519PublicKey]]:
@@ -160,8 +161,7 @@ class SigningKeys:
             self._store.set_setting(
                 SIGNING_KEY_SETTING, _wrap(new, self._master, SIGNING_KEY_SETTING)
             )
-            self._checked = 0.0
-        keys = self._fresh(wait=True)
+            keys = self._reread()  # under the same lock: no other read can answer for it
         previous = Ed25519PrivateKey.from_private_bytes(old)
         return {
             "kid": keys.current_kid,
@@ -195,30 +195,43 @@ class SigningKeys:
         return value
 
     def refresh(self) -> None:
-        """Re-read the keys if a re-read is due: a server's keeper thread calls this, so that
+        """Re-read the keys now: a server's keeper thread calls this every half period, so that
         the keys as last read (`cached=True`, the head check's) stay recent without a read on
         the thread that must not wait (service.hosting.keys_keeper)."""
-        self._fresh()
+        with self._lock:
+            self._reread()
 
-    def _fresh(self, wait: bool = False) -> _Keys:
+    def _fresh(self) -> _Keys:
         """The keys, re-read first when due. One thread re-reads at a time; the others go on
         with the keys as last read instead of queueing behind a read the store may hold for
-        its whole timeout (`wait`: queue, for a caller that needs what it just wrote)."""
+        its whole timeout."""
         now = self._monotonic()
         if now - self._checked < REFRESH_SECONDS:
             return self._keys
-        if not self._lock.acquire(blocking=wait):
+        if not self._lock.acquire(blocking=False):
             return self._keys
         try:
             if now - self._checked >= REFRESH_SECONDS:
-                self._checked = now
-                seen = tuple(self._store.get_setting(name) for name in WATCHED)
-                if seen != self._seen:
-                    self._keys = self._load()
-                self._read_at = self._monotonic()  # only a read that succeeded is recent
+                return self._reread()
         finally:
             self._lock.release()
         return self._keys
+
+    def _reread(self) -> _Keys:
+        """Read the keys again (the caller holds the lock). The watched settings are read first
+        and remembered only once the keys are loaded: a rotation landing during the load, or a
+        load that fails half-way, leaves them different from what the store holds, so the next
+        re-read loads again instead of keeping a mix."""
+        self._checked = self._monotonic()
+        seen = self._watched()
+        if seen != self._seen:
+            self._keys = self._load()
+            self._seen = seen
+        self._read_at = self._monotonic()  # only a read that succeeded is recent
+        return self._keys
+
+    def _watched(self) -> tuple[str | None, ...]:
+        return tuple(self._store.get_setting(name) for name in WATCHED)
 
     def _load(self) -> _Keys:
         current = Ed25519PrivateKey.from_private_bytes(
@@ -231,7 +244,6 @@ class SigningKeys:
                 _unwrap(wrapped_previous, self._master, PREVIOUS_KEY_SETTING)
             )
             previous, previous_kid = old.public_key(), kid_of(old)
-        self._seen = tuple(self._store.get_setting(name) for name in WATCHED)
         archived = tuple(
             (kid, Ed25519PublicKey.from_public_bytes(b64url_decode(raw)))
             for kid, raw in self._read_archive()

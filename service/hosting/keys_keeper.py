@@ -23,8 +23,11 @@ log = logging.getLogger("service.keys")
 class KeysKeeper:
     def __init__(self, refresh: Callable[[], None], every: float | None = None) -> None:
         self._refresh = refresh
-        self._every = signing_keys.REFRESH_SECONDS / 2 if every is None else every
+        # Never a busy loop, even where the refresh period is set to 0 (tests do).
+        self._every = max(0.05, signing_keys.REFRESH_SECONDS / 2 if every is None else every)
         self._stop = threading.Event()
+        self._rounds = 0
+        self._round_done = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="payslip-keys", daemon=True)
 
     def start(self) -> None:
@@ -46,9 +49,19 @@ class KeysKeeper:
             self._thread.join(timeout=timeout)
         return not self._thread.is_alive()
 
+    def rounds_later(self, count: int, timeout: float) -> bool:
+        """Wait until `count` more rounds have run (re-read or failed): how a test lets time
+        pass on a quiet server without sleeping."""
+        with self._round_done:
+            target = self._rounds + count
+            return self._round_done.wait_for(lambda: self._rounds >= target, timeout)
+
     def _run(self) -> None:
         while not self._stop.wait(self._every):
             try:
                 self._refresh()
             except Exception as exc:  # the store failing: the next round tries again
                 log.debug("signing keys not re-read: %s", type(exc).__name__)
+            with self._round_done:
+                self._rounds += 1
+                self._round_done.notify_all()

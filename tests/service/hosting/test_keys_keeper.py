@@ -10,6 +10,7 @@ keys every half refresh period, so on a quiet server the view stays recent.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,9 +68,11 @@ def test_the_keys_are_recent_only_after_a_read(instance: tuple[Path, Store, byte
     assert not keys.recently_read()
     keys.refresh()
     assert keys.recently_read()
-    now[0] += REFRESH_SECONDS / 2
-    keys.refresh()  # not due: no read, and still recent
-    assert keys.recently_read()
+    now[0] += 2 * REFRESH_SECONDS
+    store.close()  # the store fails now: a failed re-read is no read
+    with pytest.raises(Exception):  # noqa: B017 - whatever a closed store raises
+        keys.refresh()
+    assert not keys.recently_read()
 
 
 def test_an_unknown_key_is_refused_from_cached_keys_only_while_they_are_recent(
@@ -106,6 +109,32 @@ def test_the_keeper_reads_again_after_a_failing_store_and_stops() -> None:
     finally:
         keeper.stop()
     assert keeper.ended(timeout=30)
+
+
+def test_a_quiet_server_still_refuses_a_forged_token_from_its_head(
+    instance: tuple[Path, Store, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing but the keeper reads the keys for several refresh periods; a forged token with a
+    10 MiB body declared is still refused from its head, before a byte of the body is sent."""
+    data_dir, store, _ = instance
+    store.close()
+    monkeypatch.setattr(signing_keys, "REFRESH_SECONDS", 0.5)  # the keeper: every 0.25 s
+    running = start(data_dir)
+    try:
+        assert running.keeper is not None
+        assert running.keeper.rounds_later(6, timeout=60)  # 1.5 s: beyond two periods
+        host, port = running.url.removeprefix("http://").split(":")
+        head = (
+            f"POST /v1/verifications/payload HTTP/1.1\r\nHost: t\r\n"
+            f"Authorization: Bearer {_forged()}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {10 * 1024 * 1024}\r\n\r\n"
+        )
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head.encode())
+            answer = sock.recv(65536).decode("latin-1")
+        assert answer.startswith("HTTP/1.1 401 "), answer[:200]
+    finally:
+        running.stop()
 
 
 def test_a_server_keeps_its_keys_recent_until_it_stops(instance: tuple[Path, Store, bytes]) -> None:
