@@ -8,12 +8,13 @@ would never run. Before the fix every result's labels, sections and folds stayed
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QDeadlineTimer, QEventLoop
+from PySide6.QtCore import QDeadlineTimer, QEvent, QEventLoop
 from PySide6.QtWidgets import QApplication
 
 from app.shell.context import AppContext
@@ -54,6 +55,9 @@ def test_widgets_alive_after_50_checks_equal_those_after_one(
     payloads = [s.payload for s in demo_context.demo.samples]
     shown: list[str] = []
     kiosk.result_shown.connect(shown.append)
+    # Widgets that earlier tests in this process left to deferred deletion or to garbage cycles
+    # go now, not at some check in between (the count is the whole process's).
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     counts = []
     for index in range(50):
         kiosk.code_field.setText(payloads[index % len(payloads)])
@@ -62,6 +66,8 @@ def test_widgets_alive_after_50_checks_equal_those_after_one(
         assert "Next  (Esc)" in kiosk.card.visible_texts()
         kiosk.card.banner.next_button.click()
         QApplication.processEvents()
+        if index in (0, 49):
+            gc.collect()
         counts.append(len(QApplication.allWidgets()))
     assert len(set(shown)) >= 2  # verified and revoked cards were both built and cleared
     assert counts[-1] == counts[0], f"widgets alive: {counts[0]} after one, {counts[-1]} after 50"
