@@ -81,8 +81,8 @@ class ServedApp:
     wsgi: WsgiApp
     preflight: Preflight
     refresh_keys: Callable[[], None]
-    """Re-read the token signing keys if due: a server that judges heads by the keys as last
-    read keeps them recent with it (service.hosting.keys_keeper)."""
+    """Re-read the token signing keys now: a server that judges heads by the keys as last read
+    calls it every half refresh period to keep them recent (service.hosting.keys_keeper)."""
 
 
 def create_app(

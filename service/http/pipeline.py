@@ -81,13 +81,12 @@ class ApiPlugin:
         The token is judged on itself, with the signing keys as last read (`check_token`):
         this runs on the server's I/O thread, and a store read there made every connection wait
         whenever the store did (PostgreSQL refusing connections held them all for the pool's
-        10 s). A disabled client's valid
-        token therefore passes here, its body (within the limit) is read, and the pipeline
-        refuses it; before any other refusal of its own this asks the client's state, as the
-        pipeline would, so a disabled client is always told that first. A token whose signing
-        key the keys as last read do not hold, while they are not recent (the store failing),
-        is left to the pipeline too: the head's other checks (media type, declared length) still
-        apply to it, so it may be refused for those first."""
+        10 s). A disabled client's valid token therefore passes here, its body (within the
+        limit) is read, and the pipeline refuses it; before any other refusal of its own this
+        asks the client's state, as the pipeline would, so a disabled client is always told that
+        first. A token whose signing key the keys as last read do not hold, while they are not
+        recent (the store failing), is left to the pipeline too: the head's other checks (media
+        type, declared length) still apply to it, so it may be refused for those first."""
         for limiter, applies in ((self._ip, True), (self._token_ip, config.get("token_ip_limit"))):
             refusal = limiter.would_refuse(remote) if applies else None
             if refusal is not None:
