@@ -1,5 +1,6 @@
 """`python -m app --self-test`: start the embedded service (demo instance), render a sample badge
-image and stamp a sample PDF, read both back through the real pipeline and verify them."""
+image and stamp a sample PDF, read both back through the real pipeline and verify them; then
+open Qt's own file dialog with the app's event filters installed and cancel it (issue 35)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ def run() -> int:
         checks.append(("service health", context.verifier.healthz(context.service_url)))
     finally:
         context.close()
+    from app.ui.dialog_check import file_dialog_opens  # Qt only for this check
+
+    checks.append(("file dialog opens and cancels", file_dialog_opens()))
     for name, ok in checks:
         print(f"{'PASS' if ok else 'FAIL'}  {name}")
     passed = all(ok for _, ok in checks)

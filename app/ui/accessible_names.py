@@ -12,6 +12,11 @@ from, in order,
 3. its placeholder text, then its tooltip.
 
 Names set in code are never replaced. The result regions (the verdict card) are named in code.
+
+Qt's own dialogs (the non-native file dialog, the colour and font dialogs) are left alone: they
+name their controls themselves, and walking their layouts while they build and rebuild
+themselves crashed the app (a segfault on every *Open PDF...* where no GTK theme provides a
+native dialog, issue 35). The filter touches only the app's own windows.
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ from PySide6.QtWidgets import (
     QAbstractSlider,
     QAbstractSpinBox,
     QApplication,
+    QColorDialog,
     QComboBox,
+    QFileDialog,
+    QFontDialog,
     QFormLayout,
     QGridLayout,
     QHeaderView,
@@ -51,6 +59,8 @@ CONTROLS = (
     QTabWidget,
 )
 """What a person operates, and so what must carry a name."""
+FOREIGN_WINDOWS = (QFileDialog, QColorDialog, QFontDialog)
+"""Qt's own dialogs: they name their controls, and the filter must never walk them."""
 _TAGS = re.compile(r"<[^>]+>")
 _WRAPPER_DEPTH = 3
 
@@ -138,7 +148,19 @@ def name_controls(root: QWidget) -> None:
         name_one(widget)
 
 
+def in_foreign_window(widget: QWidget) -> bool:
+    """Is ``widget`` (or a window it belongs to) one of Qt's own dialogs?"""
+    holder: QWidget | None = widget
+    while holder is not None:
+        if isinstance(holder, FOREIGN_WINDOWS):
+            return True
+        holder = holder.parentWidget()
+    return False
+
+
 def name_one(widget: QWidget) -> None:
+    if in_foreign_window(widget):
+        return
     if needs_name(widget) and not widget.accessibleName() and (text := name_for(widget)):
         widget.setAccessibleName(text)
 

@@ -10,6 +10,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +18,9 @@ from app.__main__ import verify_command
 from app.shell.context import AppContext, start_demo_context
 from app.shell.settings import SecretStore, Settings
 from tests.commands import run_in_process
+
+if TYPE_CHECKING:
+    from tests.app.ui.file_dialogs import FileDialogs
 
 Verify = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -76,3 +80,19 @@ def verify(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) 
         )
 
     return call
+
+
+@pytest.fixture
+def file_dialogs(qapp: object) -> Iterator[FileDialogs]:
+    """The app's real file dialogs, opened with the app's event filters installed (as `run_gui`
+    installs them) and answered through their widgets; every dialog that opened was expected."""
+    from app.ui import accessible_names
+    from tests.app.ui.file_dialogs import FileDialogs
+
+    accessible_names.install()
+    dialogs = FileDialogs()
+    try:
+        yield dialogs
+    finally:
+        dialogs.close()
+    assert dialogs.unanswered == 0, f"unexpected file dialogs: {dialogs.seen}"

@@ -31,6 +31,7 @@ from service.protocol.vocabulary import Verdict
 from testbed import web
 from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs
 from testbed.factories import MARKER_ACCOUNT
+from tests.app.ui.file_dialogs import FileDialogs
 from tests.app.ui.test_applicant_screen import (  # noqa: F401 - the fixture
     _open,
     _shot,
@@ -88,13 +89,15 @@ def test_the_set_record_holds_each_receipt_and_no_data_of_the_revoked_payslip(
     qtbot: Any,
     tmp_path: Path,
     screenshot_dir: Path,
+    file_dialogs: FileDialogs,
 ) -> None:
     files, references = _set_of_three(demo_context, tmp_path)
     panel = _open(qtbot, screen)
     button = panel.record.button
     assert not button.isVisible()  # nothing checked yet: nothing to record
     panel.name_field.setText(APPLICANT)
-    panel.add_files([Path(f) for f in files])
+    file_dialogs.pick(*files)  # the real "Open" dialog, several files chosen in it
+    panel.open_button.click()
     panel.add_code("not a payslip code")
     _wait_done(qtbot, panel)
     assert panel.check is not None and panel.check.verdict == Verdict.NOT_VERIFIED
@@ -102,8 +105,10 @@ def test_the_set_record_holds_each_receipt_and_no_data_of_the_revoked_payslip(
     _shot(screen, "applicant_record_button", screenshot_dir)
 
     record = tmp_path / "applicant-record.pdf"
+    file_dialogs.pick(record)
     with qtbot.waitSignal(panel.record.saved, timeout=30000):
-        panel.record.save(str(record))  # the button's action, with the path a dialog gives
+        button.click()
+    assert [seen.saving for seen in file_dialogs.seen] == [False, True]
     assert button.text() == "Record saved"
     assert "saved as applicant-record.pdf" in panel.record.notice.text()
     _shot(screen, "applicant_record_saved", screenshot_dir)

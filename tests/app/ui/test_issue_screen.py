@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QDateEdit,
-    QFileDialog,
     QLabel,
     QTabBar,
     QWidget,
@@ -35,6 +34,7 @@ from app.ui.tasks import TaskRunner
 from service.composition.demo import sample_records
 from testbed.factories import blank_pdf
 from tests.app.shots import shoot
+from tests.app.ui.file_dialogs import FileDialogs
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[3]
@@ -445,7 +445,7 @@ def test_stamped_pdf_keeps_its_name_and_dialogs_remember_their_folder(
     qtbot: QtBot,
     demo_context: AppContext,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    file_dialogs: FileDialogs,
 ) -> None:
     single = screen.single
     single.fill_with_example()
@@ -455,19 +455,11 @@ def test_stamped_pdf_keeps_its_name_and_dialogs_remember_their_folder(
     payslips.mkdir()
     source = payslips / "March payslip.pdf"
     source.write_bytes(blank_pdf())
-    asked: list[tuple[str, str]] = []
-
-    def fake_open(parent: object, title: str, start: str, kinds: str) -> tuple[str, str]:
-        asked.append(("open", start))
-        return str(source), kinds
-
-    def fake_save(parent: object, title: str, start: str, kinds: str) -> tuple[str, str]:
-        asked.append(("save", start))
-        return start, kinds
-
-    # The OS file dialog is the one part replaced: it cannot be clicked offscreen.
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", fake_open)
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", fake_save)
+    stamped = payslips / "March payslip-badge.pdf"
+    # The real dialogs, answered through their widgets: the payslip, then where to save it (the
+    # name offered), twice; the second save replaces the first file (the dialog asks, yes).
+    for answer in (source, stamped, source, stamped):
+        file_dialogs.pick(answer)
     with qtbot.waitSignal(single.saved, timeout=20000) as saved:
         single.stamp_button.click()
     assert Path(saved.args[0]) == payslips / "March payslip-badge.pdf"
@@ -475,9 +467,10 @@ def test_stamped_pdf_keeps_its_name_and_dialogs_remember_their_folder(
     assert "-verified" not in saved.args[0]
     with qtbot.waitSignal(single.saved, timeout=20000):
         single.stamp_button.click()
-    assert asked[0] == ("open", str(Path.home()))  # first time: the home folder
-    assert asked[2] == ("open", str(payslips))  # then: the folder used last for payslip PDFs
-    assert asked[3] == ("save", str(payslips / "March payslip-badge.pdf"))
+    asked = [(seen.saving, seen.folder, seen.suggested) for seen in file_dialogs.seen]
+    assert asked[0][:2] == (False, str(Path.home()))  # first time: the home folder
+    assert asked[2][:2] == (False, str(payslips))  # then: the folder used last for payslip PDFs
+    assert asked[3] == (True, str(payslips), stamped.name)  # the name offered, beside it
     # Each purpose has its own folder: badges are not offered the payslips folder.
     assert last_folder(demo_context.settings, "badges") == str(Path.home())
     assert last_folder(demo_context.settings, "payslip PDFs") == str(payslips)

@@ -22,6 +22,7 @@ from app.ui.verify_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.encoding import b64url_encode
 from testbed import web
+from tests.app.ui.file_dialogs import FileDialogs
 from tests.app.ui.test_verify_screen import (  # noqa: F401 - the fixture
     ISSUER,
     RESULT_TIMEOUT,
@@ -77,13 +78,20 @@ def test_a_verified_result_saves_a_record_whose_qr_is_a_genuine_receipt(
     qtbot: Any,
     tmp_path: Path,
     screenshot_dir: Path,
+    file_dialogs: FileDialogs,
 ) -> None:
     screen = screens()
     good = sample(demo_context, "AU")
     assert wait_result(qtbot, screen, lambda: _type(screen, good.payload)) == "verified"
     assert screen.records.button.isVisibleTo(screen) and SAVE_TEXT in screen.card.visible_texts()
     shot(screen, screenshot_dir, "record_button")
-    record = _save(qtbot, screen, tmp_path / "record.pdf")
+    record = tmp_path / "record.pdf"
+    file_dialogs.pick(record)  # the real save dialog, answered through its widgets
+    with qtbot.waitSignal(screen.records.saved, timeout=RESULT_TIMEOUT):
+        screen.records.button.click()
+    [seen] = file_dialogs.seen
+    assert seen.saving and seen.widget_dialog and seen.title == "Save verification record"
+    assert seen.suggested.startswith("verification-record-") and seen.suggested.endswith(".pdf")
     assert "Record saved" in screen.card.visible_texts()
     _render(record, tmp_path)
     text = _pdf_text(record)

@@ -25,7 +25,6 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
-    QFileDialog,
     QLabel,
     QPushButton,
     QWidget,
@@ -53,6 +52,7 @@ from service.protocol.barcode_text import build_payload_v2, parse_barcode
 from service.protocol.schemas import VerificationResult
 from service.protocol.vocabulary import Verdict
 from testbed.factories import blank_pdf
+from tests.app.ui.file_dialogs import FileDialogs
 
 pytestmark = pytest.mark.gui
 
@@ -135,11 +135,6 @@ def card_shows(screen: VerifyScreen, *expected: str) -> list[str]:
     return texts
 
 
-def open_dialog_picks(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
-    """The next "Open…" dialog answers with `path`, as if the desk had chosen it."""
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
-
-
 class FakeVerifier:
     """A verifier that answers every call with one error, for codes a demo cannot produce."""
 
@@ -220,13 +215,13 @@ def test_image_file_from_the_open_dialog(
     qtbot: Any,
     tmp_path: Path,
     screenshot_dir: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    file_dialogs: FileDialogs,
 ) -> None:
     nz = sample(demo_context, "NZ")
     photo = camera_frame(badge_grey(nz.scan_url), seed=3)
     path = tmp_path / "photo of badge.jpg"
     assert cv2.imwrite(str(path), photo, [cv2.IMWRITE_JPEG_QUALITY, 60])
-    open_dialog_picks(monkeypatch, path)
+    file_dialogs.pick(path)
     screen = make_screen()
     assert wait_result(qtbot, screen, screen.open_image_button.click) == "verified"
     card_shows(screen, "VERIFIED", ISSUER, NZ_NET, "Sam Sample", "••-••••-••••••3-00")
@@ -265,13 +260,13 @@ def test_pdf_whose_metadata_and_qr_disagree(
     qtbot: Any,
     tmp_path: Path,
     screenshot_dir: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    file_dialogs: FileDialogs,
 ) -> None:
     au, nz = sample(demo_context, "AU"), sample(demo_context, "NZ")
     path = tmp_path / "tampered.pdf"
     # The printed badge is the NZ payslip, the hidden metadata the AU one.
     path.write_bytes(stamp_badge(blank_pdf(), render_badge_png(nz.scan_url), au.payload))
-    open_dialog_picks(monkeypatch, path)
+    file_dialogs.pick(path)
     screen = make_screen()
     assert wait_result(qtbot, screen, screen.open_pdf_button.click) == "not_verified"
     texts = screen.card.visible_texts()
@@ -731,7 +726,7 @@ def test_settings_choose_the_camera_by_name_with_a_live_preview(
     config_dir: Path,
     demo_context: AppContext,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    file_dialogs: FileDialogs,
     screenshot_dir: Path,
 ) -> None:
     settings = Settings(camera="name:Front Desk Cam")  # saved earlier; not connected now
@@ -746,7 +741,7 @@ def test_settings_choose_the_camera_by_name_with_a_live_preview(
     qtbot.waitUntil(lambda: dialog.camera_preview.text() == NO_CAMERA_MESSAGE, timeout=5000)
     badge = badge_grey(sample(demo_context, "AU").scan_url)
     video = write_video(tmp_path / "desk camera.avi", [camera_frame(badge, i) for i in range(60)])
-    open_dialog_picks(monkeypatch, video)
+    file_dialogs.pick(video)
     dialog._browse_video()
     qtbot.waitUntil(
         lambda: (
