@@ -14,6 +14,12 @@ type a dozen characters with every gap under :data:`MAX_GAP_S`; scanners do (a f
   :data:`MIN_LENGTH` characters is swallowed and reported as ``scanned(text)``. A slow Enter
   (a person pressing Next) goes through as usual, and so does a lone Space on a button.
 
+A scanner types like a keyboard: before each capital (and each character on a shifted key, such
+as ``|``) it presses Shift, a key press with no text. Those presses belong to the burst: they
+neither add a character nor end the scan (they once did, so every code with a capital was cut
+short and its Enter pressed the focused button, issue 35). The same holds for Caps Lock and
+AltGr, which some scanners and layouts send.
+
 Only plain and Shift keys count (Ctrl/Alt combinations are shortcuts), and only while the
 watched widget is visible; dialogs are other windows and are left alone. The clock is injectable
 so tests can type "like a person" without sleeping.
@@ -41,6 +47,8 @@ MAX_GAP_S = 0.06
 MIN_LENGTH = 8
 """Fewer characters than this before Enter are not taken for a scan (payslip codes are long)."""
 _ENTER = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+SHIFTING_KEYS = frozenset({Qt.Key.Key_Shift, Qt.Key.Key_CapsLock, Qt.Key.Key_AltGr})
+"""Keys a scanner presses to type a character: part of the burst, not a character of it."""
 _SHORTCUT_MODIFIERS = (
     Qt.KeyboardModifier.ControlModifier
     | Qt.KeyboardModifier.AltModifier
@@ -101,6 +109,8 @@ class WedgeScanner(QObject):
             return False
         if not fast:
             self._buffer.clear()
+        if event.key() in SHIFTING_KEYS:
+            return False  # Shift before a capital: the burst goes on
         if event.key() in _ENTER:
             burst = "".join(self._buffer).strip()
             self._buffer.clear()

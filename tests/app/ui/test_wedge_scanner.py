@@ -4,6 +4,8 @@ A scanner types the code a few ms per key and presses Enter into whatever has th
 verdict on screen that is Next: the scan must not press it, the verdict must stay, and Next must
 then check the scanned code. With no result the scan is checked at once, wherever the focus is.
 A person typing (slow keys, faked with a clock, no sleeping) is never taken for a scanner.
+Scans are typed as a scanner types them (`tests/app/ui/usb_scanner.py`): Shift pressed before
+every capital, 5 ms per key on the scanner's clock, then Enter.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from app.ui.verify_result import SCANNED_HINT
 from app.ui.verify_screen import VerifyScreen
 from app.ui.wedge_scanner import WedgeScanner
 from service.composition.demo import DemoSample
+from tests.app.ui.usb_scanner import ScannerClock, scanner_types
 
 pytestmark = pytest.mark.gui
 RESULT_TIMEOUT = 15000
@@ -38,13 +41,15 @@ def make_screen(
 ) -> Iterator[Callable[..., VerifyScreen]]:
     demo_context.settings.camera = str(tmp_path / "no-camera.avi")
     made: list[tuple[VerifyScreen, TaskRunner]] = []
+    clocks.clear()
 
     def make(kiosk: bool = False) -> VerifyScreen:
         tasks = TaskRunner()
         screen = VerifyScreen(demo_context, tasks, kiosk=kiosk, start_camera=False)
         # The scanner's speed from a frozen clock: keys sent by the test are machine-speed
         # whatever else loads the machine (a real clock could see a gap under load).
-        frozen(screen, FakeClock())
+        clocks[screen] = clock = ScannerClock()
+        frozen(screen, clock)
         qtbot.addWidget(screen)
         screen.resize(1366, 768)
         screen.show()
@@ -71,11 +76,14 @@ def frozen(screen: VerifyScreen, clock: Callable[[], float]) -> None:
     screen.wedge.scanned.connect(screen.scanned)
 
 
+clocks: dict[VerifyScreen, ScannerClock] = {}
+"""Each screen's scanner clock (made with the screen by ``make_screen``)."""
+
+
 def scan(qtbot: Any, screen: VerifyScreen, code: str) -> None:
-    """What a wedge scanner does: the code at machine speed, then Enter, to the focus."""
-    target = QApplication.focusWidget() or screen
-    qtbot.keyClicks(target, code)
-    qtbot.keyClick(target, Qt.Key.Key_Return)
+    """What a wedge scanner does: the code at 5 ms a key, Shift before capitals, then Enter,
+    to whatever has the focus."""
+    scanner_types(screen, clocks[screen], code)
 
 
 def test_a_scan_while_verified_is_shown_is_held_and_next_checks_it(
