@@ -47,8 +47,9 @@ def scanner_types(window: QWidget, clock: ScannerClock, code: str, *, enter: boo
             QTest.keyPress(_focus(window), Qt.Key.Key_Shift, plain)  # a press with no text
         clock.key()
         target = _focus(window)
-        QTest.keyPress(target, char, shift if shifted else plain)
-        QTest.keyRelease(target, char, shift if shifted else plain)
+        # QTest takes a one-character str (its char overload; the stubs list only keys).
+        QTest.keyPress(target, char, shift if shifted else plain)  # type: ignore[call-overload]
+        QTest.keyRelease(target, char, shift if shifted else plain)  # type: ignore[call-overload]
         if shifted:
             QTest.keyRelease(_focus(window), Qt.Key.Key_Shift, shift)
     if enter:
