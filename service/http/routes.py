@@ -87,6 +87,7 @@ ROUTES: tuple[Route, ...] = (
         media=("application/json", "application/x-www-form-urlencoded"),
         own_body="token",
         token_ip_limit=True,
+        oauth_errors=True,
     ),
     Route(
         "GET",
