@@ -123,11 +123,51 @@ class Barcode(WireModel):
     data: Annotated[str, WithJsonSchema({"type": "string", "contentEncoding": "base64"})]
 
 
+def _sent_always(schema: JsonDict) -> None:
+    """Fields a reader takes as optional (an older service does not send them) that this
+    service always sends: required in the document, so a generated client types them `str`."""
+    required = schema.setdefault("required", [])
+    properties = schema["properties"]
+    assert isinstance(required, list) and isinstance(properties, dict)
+    for name in ("scan_url", "payload"):
+        field = properties[name]
+        assert isinstance(field, dict)
+        field.pop("default", None)
+        if name not in required:
+            required.append(name)
+
+
 class BarcodeResult(WireModel):
-    """registerAndBuildBarcode: the reference the service minted and its badge."""
+    """registerAndBuildBarcode: the reference the service minted, its badge, and the badge's
+    text, for an issuer system that prints its own code or fills the PDF's metadata itself
+    (added by issue 36; PROTOCOL §3). Both texts carry the transient ciphertext, as the badge
+    does; the service stores none of them."""
+
+    model_config = ConfigDict(json_schema_extra=_sent_always)
 
     service_reference: Reference
     barcode: Barcode
+    scan_url: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "format": "uri",
+                "description": "The QR's content: `<verifier origin>/v/<ref>#2.<BASE32>`",
+            }
+        ),
+    ] = None
+    payload: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "pattern": "^2\\|",
+                "description": "The bare payload `2|<ref>|<BASE32>`, for the PDF's metadata "
+                "(XMP `payload` in urn:payslip-verify:xmp:1.0/ and /PayslipVerifyPayload)",
+            }
+        ),
+    ] = None
 
 
 class RevocationResult(WireModel):
