@@ -39,8 +39,8 @@ class Route:
     """The success statuses, all with `response`."""
     request: type[BaseModel] | None = None
     """The body as the document shows it; None: no documented body."""
-    media: tuple[str, ...] = ("application/json",)
-    """The media types the document lists for `request`."""
+    description: str = ""
+    """More than the summary, where the document needs it."""
     scope: str | None = None
     """The bearer token's scope the route requires; None: an open route."""
     body: BodyLimit | None = None

@@ -53,8 +53,17 @@ Reference = Annotated[str, WithJsonSchema({"type": "string", "pattern": "^[A-Za-
 """A service reference the service minted or accepted (22 base64url characters)."""
 
 Time = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
-"""A UTC timestamp as the service writes it (`2026-11-13T09:00:00Z`), or `issued_at` exactly as
-registered; kept as text, never re-formatted."""
+"""A UTC timestamp as the service writes it (`2026-11-13T09:00:00Z`); kept as text, never
+re-formatted."""
+
+RegisteredTime = Annotated[
+    str,
+    WithJsonSchema(
+        {"type": "string", "description": "The `issued_at` text exactly as it was registered"}
+    ),
+]
+"""`issued_at` exactly as registered: text in the document too, so a generated client hands its
+caller the very string (as a `date-time` it would parse it, and print it back with `+00:00`)."""
 
 
 def _documented(*values: str) -> WithJsonSchema:
@@ -214,7 +223,7 @@ class PayslipView(WireModel):
     model_config = ConfigDict(json_schema_extra=schema_selects_payslip)
 
     schema_id: str = Field(alias="schema")
-    issued_at: Time
+    issued_at: RegisteredTime
     payslip_non_pii: RegisteredPayslip
     status: RecordStatusText
     issuer: IssuerRef
