@@ -12,6 +12,7 @@ python -m app receipt check FILE [--jwks FILE_OR_URL]                 (docs/rece
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import multiprocessing
 import os
@@ -37,8 +38,8 @@ def _verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print the verification result JSON")
     parser.add_argument("--service-url", help="the verifier base URL (default: embedded service)")
     parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
-    parser.add_argument("--client-id")
-    parser.add_argument("--client-secret")
+    parser.add_argument("--client-id", help="the verifier client's id (with --service-url)")
+    parser.add_argument("--client-secret", help="the verifier client's secret")
     parser.add_argument(
         "--receipt",
         metavar="FILE",
@@ -53,8 +54,25 @@ def _days(text: str) -> int:
     return int(text)
 
 
+COMMANDS = {
+    "verify": "check payslips (PDF, image or barcode text) with the service",
+    "issue-run": "register a pay run and write one badge per payslip",
+    "receipt": "check a signed verification receipt (receipt check FILE)",
+    "service": "run or manage the service, as python -m service does",
+}
+"""The headless commands `_main` hands on, with the one line `--help` shows for each."""
+
+
 def _gui_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m app", description="Payslip Verify")
+    commands = "\n".join(f"  {name:<11} {line}" for name, line in COMMANDS.items())
+    parser = argparse.ArgumentParser(
+        prog="python -m app",
+        usage="%(prog)s [-h] [--kiosk] [--demo] [--self-test] [--version]\n"
+        "       %(prog)s COMMAND ...",
+        description="Payslip Verify: without a command, the window (the desk app).",
+        epilog=f"commands (python -m app COMMAND --help):\n{commands}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--kiosk", action="store_true", help="full screen, verify screen only")
     parser.add_argument("--demo", action="store_true", help="a temporary demo service and data")
     parser.add_argument("--self-test", action="store_true", help="headless smoke test")
@@ -137,7 +155,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
         from app.issuer.cli import main as issue_run
 
         return int(issue_run(args_list[1:]))
-    args = _gui_parser().parse_args(args_list)
+    parser = _gui_parser()
+    if args_list and not args_list[0].startswith("-"):  # a command this app does not have
+        close = difflib.get_close_matches(args_list[0], list(COMMANDS), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        parser.error(f"unknown command {args_list[0]!r}{hint} (choose from {', '.join(COMMANDS)})")
+    args = parser.parse_args(args_list)
     if args.self_test:
         from app.shell.self_test import run as run_self_test
 

@@ -155,8 +155,22 @@ def read_file(path: str | os.PathLike[str], decoder: Decoder | None = None) -> I
     if _PDF_MAGIC in data[:1024]:
         pdf = _read_pdf_bytes(data, file.name, decoder)
         return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf)
-    texts = _decode_image_bytes(data, file.name, decoder)
+    try:
+        texts = _decode_image_bytes(data, file.name, decoder)
+    except InputError:
+        raise InputError(_neither(file)) from None
     return InputReading(kind="image", payloads=_payloads_to_verify(None, texts))
+
+
+def _neither(file: Path) -> str:
+    """What a file that is neither a PDF nor a readable image is called, by what its name
+    promised: `fake.pdf is not a PDF` says more than "not a readable image" (issue 36)."""
+    suffix = file.suffix.lower()
+    if suffix == ".pdf":
+        return f"{file.name} is not a PDF (it does not start as a PDF file does)"
+    if suffix in (".png", ".jpg", ".jpeg"):
+        return f"{file.name} is not a readable PNG or JPEG image"
+    return f"{file.name} is neither a PDF nor a PNG or JPEG image"
 
 
 def _decode_image_bytes(data: bytes, name: str, decoder: Decoder) -> list[str]:

@@ -51,7 +51,7 @@ EXIT_OK, EXIT_ROWS, EXIT_START, EXIT_STOPPED = 0, 1, 2, 3
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m app issue-run",
-        description="Register a pay run and write one badge per payslip (see docs/issuer.md).",
+        description="Register a pay run and write one badge per payslip.",
     )
     parser.add_argument("file", type=Path, help="the pay run: .csv, .xlsx, .json or .jsonl")
     parser.add_argument("--out", type=Path, help="output folder (resumable)")
@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
     parser.add_argument("--issuer-url", help="the Issuer API's base URL, when elsewhere")
     parser.add_argument("--scan-base", help="the verifier's public URL badges point to")
-    parser.add_argument("--client-id")
+    parser.add_argument("--client-id", help="the issuer client's id")
     parser.add_argument("--client-secret", help="or PAYSLIP_CLIENT_SECRET")
     parser.add_argument("--encryption-key", help="base64url, or PAYSLIP_ENCRYPTION_KEY")
     parser.add_argument("--key-version", help="pin records to this key version")
@@ -225,7 +225,7 @@ def _remote_service(args: argparse.Namespace) -> _Service:
 
 def _run(args: argparse.Namespace, mapping: ExportMapping | None, service: _Service) -> int:
     """Run the pay run against `service` with progress on stderr and the summary on stdout."""
-    warning = loopback_warning(service.scan_base, "the badges' links")
+    warning = loopback_warning(service.scan_base, "the badges' links", "--scan-base")
     if warning:
         print(f"issue-run: {warning}", file=sys.stderr)
     settings = RunSettings(

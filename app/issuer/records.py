@@ -131,8 +131,8 @@ def check_payslip(
 class IssuedPayslip:
     """A registered payslip and its badge.
 
-    `payload` is the bare v2 payload for PDF metadata; `scan_url` the QR content (known for
-    self-managed payslips; for service-managed ones it is the service's, shown inside the PNG).
+    `payload` is the bare v2 payload for PDF metadata; `scan_url` the QR content (for
+    service-managed ones the service's answer; None from a service that does not send it).
     """
 
     service_reference: str
@@ -310,4 +310,5 @@ def issue_service_managed(
         payload=sealed.payload_v2(reference),
         badge_png=png,
         managed_by="service",
+        scan_url=answer.scan_url,  # None from a service older than issue 36
     )

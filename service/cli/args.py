@@ -51,10 +51,59 @@ def unknown_option_message(option: str, parser: argparse.ArgumentParser) -> str:
     return f"unknown option {option}{hint}"
 
 
+def _takes_value(option: str, parsers: Sequence[argparse.ArgumentParser]) -> bool:
+    """`option` (as typed, perhaps abbreviated) is one of these parsers' options with a value."""
+    for parser in parsers:
+        for action in parser._actions:
+            names = action.option_strings
+            if option in names or any(name.startswith(option) for name in names):
+                return action.nargs != 0
+    return False
+
+
+def unknown_command(
+    parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> tuple[argparse.ArgumentParser, str] | None:
+    """(the parser, the word) where `argv` names a subcommand its parser does not have (`sevre`),
+    else None. Without this check argparse blamed whatever option came next (`--port`)."""
+    path = [parser]
+    skip_value = False
+    for token in argv:
+        if token == "--":
+            return None
+        if skip_value:
+            skip_value = False
+            continue
+        if token.startswith("-"):
+            option = token.split("=", 1)[0]
+            if option.startswith("--") and not any(_known(option, p) for p in path):
+                return None  # an unknown option comes first: `parse_cli` names it
+            skip_value = "=" not in token and _takes_value(option, path)
+            continue
+        children = _subparsers(path[-1])
+        if not children:
+            return None  # a subcommand's own positional arguments
+        if token not in children:
+            return path[-1], token
+        path.append(children[token])
+    return None
+
+
+def unknown_command_message(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"unknown command {word!r}{hint} (choose from {', '.join(choices)})"
+
+
 def parse_cli(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
     """`parser.parse_args(argv)`, with unknown options reported by the subcommand they were given
-    to (its usage, the option, the closest known one), never as another argument's value."""
+    to (its usage, the option, the closest known one), never as another argument's value, and a
+    mistyped subcommand named as such, with the closest one."""
     argv = list(argv)
+    mistyped = unknown_command(parser, argv)
+    if mistyped is not None:
+        where, word = mistyped
+        where.error(unknown_command_message(word, list(_subparsers(where))))
     chosen = _chosen(parser, argv)
     # Options of every parser on the way down may be given (`--data-dir` before `list`).
     path = [parser]

@@ -52,13 +52,17 @@ def demo_output(
 
 
 def shell_exports(demo: DemoInstance, config: ServiceConfig) -> str:
-    """One `export` line with the values the README's curl commands use."""
+    """One `export` line with the values the README's commands use: the issuer's encryption key
+    too, which the README's sealing steps need (the demo prints it in `issuer` anyway)."""
     values = {
         "TOKEN_URL": f"{config.auth_url.rstrip('/')}/oauth/token",
+        "AUTH_URL": config.auth_url.rstrip("/"),
         "ISSUER_URL": config.issuer_url.rstrip("/"),
         "VERIFIER_URL": config.verifier_url.rstrip("/"),
         "ISSUER_ID": demo.issuer.client_id,
         "ISSUER_SECRET": demo.issuer.client_secret,
+        "ISSUER_KEY": demo.issuer.encryption_key,
+        "ISSUER_KEY_VERSION": demo.issuer.key_version,
         "VERIFIER_ID": demo.verifier.client_id,
         "VERIFIER_SECRET": demo.verifier.client_secret,
         "BARCODE": demo.samples[0].payload if demo.samples else "",

@@ -1,4 +1,5 @@
-"""`python -m service init | admin ... | serve ...` (PROTOCOL §9)."""
+"""`python -m service init | admin ... | serve ...` (PROTOCOL §9; the help a user reads names
+no file they do not have)."""
 
 from __future__ import annotations
 
@@ -25,26 +26,45 @@ from service.composition.instance import (
 )
 from service.composition.settings import SettingsError, read_settings
 
+DESCRIPTION = (
+    "Payslip Verify's service: create an instance (init), manage its issuers, verifiers and keys "
+    "(admin), and serve its HTTP API (serve). Settings also come from PAYSLIP_* variables."
+)
+DATA_DIR_HELP = (
+    "the instance's data directory (default: PAYSLIP_DATA_DIR, else the user data directory)"
+)
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m service", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="python -m service", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     init = sub.add_parser("init", help="create a new instance")
-    init.add_argument("--data-dir", metavar="D")
+    init.add_argument("--data-dir", metavar="D", help=DATA_DIR_HELP)
 
     admin = sub.add_parser("admin", help="manage issuers, verifiers, keys and clients")
-    admin.add_argument("--data-dir", metavar="D")
-    actions = admin.add_subparsers(dest="action", required=True)
+    admin.add_argument("--data-dir", metavar="D", help=DATA_DIR_HELP)
+    actions = admin.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name in ("create-issuer", "create-verifier"):
-        create = actions.add_parser(name)
-        create.add_argument("--name", required=True)
-        create.add_argument("--allow-duplicate-name", action="store_true")
-    actions.add_parser("rotate-key").add_argument("--issuer-id", required=True)
-    actions.add_parser("retire-key").add_argument("--key-version", required=True)
-    actions.add_parser("disable-client").add_argument("--client-id", required=True)
+        kind = name.split("-")[1]
+        create = actions.add_parser(name, help=f"a new {kind} with its client credentials")
+        create.add_argument("--name", required=True, help=f"the {kind}'s name, as people know it")
+        create.add_argument(
+            "--allow-duplicate-name",
+            action="store_true",
+            help=f"create it even if another {kind} has that name",
+        )
+    actions.add_parser("rotate-key", help="a new encryption key for an issuer").add_argument(
+        "--issuer-id", required=True, help="the issuer (its id from create-issuer or list)"
+    )
+    actions.add_parser("retire-key", help="destroy a key version for good").add_argument(
+        "--key-version", required=True, help="the key version, <issuer_id>.<n>"
+    )
+    actions.add_parser("disable-client", help="refuse a client's tokens from now").add_argument(
+        "--client-id", required=True, help="the client to disable"
+    )
     pair = actions.add_parser("pair-verifier", help="a one-time link that signs a phone in")
-    pair.add_argument("--client-id", required=True)
+    pair.add_argument("--client-id", required=True, help="the verifier client the phone joins")
     pair.add_argument("--public-url", help="the address phones reach this service at")
     signing = actions.add_parser(
         "rotate-signing-key", help="a new token signing key; the old one verifies for 15 min"
@@ -54,32 +74,53 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse tokens signed with the old key at once (it may have leaked)",
     )
-    actions.add_parser("list")
+    actions.add_parser("list", help="issuers, verifiers, keys and record counts (no secrets)")
     for action in actions.choices.values():  # `admin list --data-dir D` works too
-        action.add_argument("--data-dir", metavar="D", default=argparse.SUPPRESS)
+        action.add_argument(
+            "--data-dir", metavar="D", default=argparse.SUPPRESS, help=DATA_DIR_HELP
+        )
 
     migrate = sub.add_parser("migrate", help="apply pending PostgreSQL schema migrations")
-    migrate.add_argument("--database-url")
+    migrate.add_argument("--database-url", help="postgresql://... (default: PAYSLIP_DATABASE_URL)")
 
     move = sub.add_parser("migrate-store", help="copy a TinyDB instance into PostgreSQL")
     move.add_argument("--from", dest="source", required=True, help="the TinyDB data directory")
     move.add_argument("--to", dest="target", required=True, help="postgresql://... URL")
 
     serve = sub.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--data-dir", metavar="D")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--public-url")
+    serve.add_argument("--data-dir", metavar="D", help=DATA_DIR_HELP)
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1: this "
+        "computer only; 0.0.0.0 for every network)",
+    )
+    serve.add_argument("--port", type=int, default=8080, help="the port (default 8080; 0: any)")
+    serve.add_argument(
+        "--public-url",
+        help="the address others (phones, desks) reach this service at; badges point there",
+    )
     serve.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS (with --tls-key)")
     serve.add_argument("--tls-key", help="PEM private key of --tls-cert")
-    serve.add_argument("--issuer-url")
-    serve.add_argument("--verifier-url")
-    serve.add_argument("--auth-url")
-    serve.add_argument("--environment", choices=["production", "sandbox"], default="production")
-    serve.add_argument("--store", choices=["tinydb", "postgres"])
-    serve.add_argument("--database-url")
-    serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--threads", type=int, default=8)
+    serve.add_argument("--issuer-url", help="the issuer API's base URL (default: --public-url)")
+    serve.add_argument("--verifier-url", help="the verifier API's base URL (default: --public-url)")
+    serve.add_argument("--auth-url", help="the token endpoint's base URL (default: --public-url)")
+    serve.add_argument(
+        "--environment",
+        choices=["production", "sandbox"],
+        default="production",
+        help="which environment its tokens are for (default production)",
+    )
+    serve.add_argument(
+        "--store",
+        choices=["tinydb", "postgres"],
+        help="default: postgres when a database URL is given, else tinydb",
+    )
+    serve.add_argument("--database-url", help="postgresql://... (default: PAYSLIP_DATABASE_URL)")
+    serve.add_argument(
+        "--workers", type=int, default=1, help="worker processes (above 1: PostgreSQL, gunicorn)"
+    )
+    serve.add_argument("--threads", type=int, default=8, help="threads per worker (default 8)")
     serve.add_argument("--redis-url", help="shared limits for --workers (PAYSLIP_REDIS_URL)")
     serve.add_argument(
         "--max-requests", type=int, default=20_000, help="recycle a worker after N requests"
@@ -90,7 +131,11 @@ def _parser() -> argparse.ArgumentParser:
         default=30,
         help="seconds a stop (SIGTERM) waits for the requests in flight",
     )
-    serve.add_argument("--demo", action="store_true")
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="a temporary demo instance with sample payslips; prints its credentials",
+    )
     return parser
 
 

@@ -21,7 +21,7 @@ from service.domain.records import new_record
 from service.domain.tokens import Principal
 from service.domain.validation import schema_failure
 from service.protocol import schemas
-from service.protocol.barcode_text import build_scan_url_v2
+from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
 from service.protocol.crypto import AuthenticationFailed, decrypt
 from service.protocol.encoding import (
     EncodingError,
@@ -151,8 +151,10 @@ class Registration:
             ) from None
         key_version = self._authenticating_key(principal.owner_id, meta, ciphertext)
         reference = new_reference()
+        scan_url = build_scan_url_v2(self._scan_base, reference, ciphertext)
+        payload = build_payload_v2(reference, ciphertext)
         try:
-            png = render_badge_png(build_scan_url_v2(self._scan_base, reference, ciphertext))
+            png = render_badge_png(scan_url)
         except BadgeError as exc:
             raise validation_failed("encrypted_pii", str(exc)) from None
         del ciphertext
@@ -167,6 +169,8 @@ class Registration:
         return BarcodeResult(
             service_reference=reference,
             barcode=Barcode(format="png", data=base64.b64encode(png).decode("ascii")),
+            scan_url=scan_url,
+            payload=payload,
         )
 
     def _authenticating_key(

@@ -73,6 +73,19 @@ def refuse_inactive_client(client: Client | None) -> None:
         raise refusal
 
 
+class InsufficientScope(ServiceError):
+    """FORBIDDEN: a valid token for another scope than the operation's. It names the scope the
+    operation needs (`needed`), in its detail and for the HTTP challenge (RFC 6750 §3.1): a
+    caller holding the wrong client's token learns which credential to use."""
+
+    def __init__(self, needed: str, held: str) -> None:
+        super().__init__(
+            ErrorCode.FORBIDDEN,
+            f"this operation needs a token with scope {needed}; this token has {held}",
+        )
+        self.needed = needed
+
+
 class KeyNotYetKnown(Exception):
     """A token names a signing key the keys as last read do not hold: a rotation made since
     (on another host, or by the CLI) may have added it, and only a store read can tell."""
@@ -125,7 +138,7 @@ class TokenService:
         if wanted != own_scope:
             raise ServiceError(
                 ErrorCode.FORBIDDEN,
-                "this client may not request that scope",
+                f"this client may request only the scope {own_scope}",
                 oauth_error="invalid_scope",
             )
         audience = str(params["audience"])
@@ -192,9 +205,7 @@ class TokenService:
         expected_aud = self._aud.for_scope(scope)
         if token_scope != scope:
             if _same_url(str(claims["aud"]), self._aud.for_scope(token_scope)):
-                raise ServiceError(
-                    ErrorCode.FORBIDDEN, "this token's scope does not allow this operation"
-                )
+                raise InsufficientScope(scope, token_scope)
             raise _unauthorized("the token's audience is not this API")
         if not _same_url(str(claims["aud"]), expected_aud):
             raise _unauthorized("the token's audience is not this API")

@@ -33,13 +33,16 @@ def is_loopback_url(url: str) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-def loopback_warning(url: str, what: str = "badges and links") -> str | None:
-    """One line for a command's stderr when `url` only works on this computer, else None."""
+def loopback_warning(
+    url: str, what: str = "badges and links", option: str = "--public-url"
+) -> str | None:
+    """One line for a command's stderr when `url` only works on this computer, else None. It
+    names the command's `option` that sets the address, so the fix is in the line."""
     if not is_loopback_url(url):
         return None
     return (
         f"warning: {url} is this computer's own address: phones and other computers cannot open "
-        f"{what} made with it (give the address they reach this service at)"
+        f"{what} made with it (give the address they reach this service at with {option})"
     )
 
 

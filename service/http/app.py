@@ -13,7 +13,7 @@ from service.domain.clock import Clock
 from service.domain.context import Domain, build_domain
 from service.domain.errors import ServiceError
 from service.http.environ import WsgiApp
-from service.http.errors import error_body, error_headers
+from service.http.errors import as_oauth, error_body, error_headers
 from service.http.handlers import Context
 from service.http.metrics import ObservedApp
 from service.http.middleware import RequestIdMiddleware
@@ -22,15 +22,20 @@ from service.http.phone import add_phone_routes, browser_aware_not_found
 from service.http.pipeline import ApiPlugin
 from service.http.preflight import Preflight, build_preflight
 from service.http.ratelimit import RateLimiter
-from service.http.routes import add_routes
+from service.http.routes import ROUTES, add_routes
 from service.http.shared_limits import LocalBatchSlots, RedisBatchSlots, SharedState
 from service.protocol.errors import ErrorCode
 from service.storage.port import Store
+
+OAUTH_PATHS = frozenset(route.path for route in ROUTES if route.oauth_errors)
+"""Paths whose every refusal is OAuth's (the token endpoint): a wrong method there too."""
 
 
 def _json_error(code: ErrorCode, detail: str) -> Callable[[bottle.HTTPError], str]:
     def handler(_: bottle.HTTPError) -> str:
         error = ServiceError(code, detail)
+        if bottle.request.path in OAUTH_PATHS:
+            error = as_oauth(error)
         for key, value in error_headers(error).items():
             bottle.response.set_header(key, value)
         return json.dumps(error_body(error))

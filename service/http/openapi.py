@@ -96,10 +96,12 @@ def _operation(route: Route) -> dict[str, Any]:
         "summary": route.summary,
         "responses": responses,
     }
+    if route.description:
+        operation["description"] = route.description
     if route.request is not None:
         operation["requestBody"] = {
             "required": True,
-            "content": {kind: {"schema": _schema(route.request)} for kind in route.media},
+            "content": {"application/json": {"schema": _schema(route.request)}},
         }
     if route.scope:
         operation["security"] = [{"bearer": [route.scope]}]

@@ -22,7 +22,7 @@ from service.domain.errors import ServiceError
 from service.domain.tokens import KeyNotYetKnown, Principal
 from service.http.body import check_content_type, parse_json, read_body, too_large
 from service.http.environ import ERROR_CODE_KEY
-from service.http.errors import error_body, error_headers, internal_error
+from service.http.errors import as_oauth, error_body, error_headers, internal_error
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import BatchSlots, Lease
 from service.protocol.errors import ErrorCode
@@ -87,6 +87,14 @@ class ApiPlugin:
         first. A token whose signing key the keys as last read do not hold, while they are not
         recent (the store failing), is left to the pipeline too: the head's other checks (media
         type, declared length) still apply to it, so it may be refused for those first."""
+        refusal = self._first_head_refusal(config, remote, headers, limit)
+        if refusal is not None and config.get("oauth_errors"):
+            return as_oauth(refusal)
+        return refusal
+
+    def _first_head_refusal(
+        self, config: Mapping[str, Any], remote: str, headers: Mapping[str, str], limit: int
+    ) -> ServiceError | None:
         for limiter, applies in ((self._ip, True), (self._token_ip, config.get("token_ip_limit"))):
             refusal = limiter.would_refuse(remote) if applies else None
             if refusal is not None:
@@ -128,6 +136,12 @@ class ApiPlugin:
         # A route with `reads_client` reads the caller's client state with its own store read
         # (verify: one round trip for everything), so the token check skips that lookup.
         reads_client = bool(config.get("reads_client"))
+        oauth_errors = bool(config.get("oauth_errors"))
+
+        def refuse(error: ServiceError) -> bytes:
+            if oauth_errors:
+                error = as_oauth(error)
+            return _respond(error.code.status, error_body(error), error_headers(error))
 
         def wrapper(**args: Any) -> bytes:
             environ = bottle.request.environ
@@ -164,15 +178,14 @@ class ApiPlugin:
                     # is told that first, as on every other route.
                     error = self._client_refusal(principal) or error
                 environ[ERROR_CODE_KEY] = error.code
-                return _respond(error.code.status, error_body(error), error_headers(error))
+                return refuse(error)
             except StoreUnavailable:
                 log.warning(
                     "store unavailable in %s request_id=%s",
                     route.rule,
                     environ.get("payslip.request_id"),
                 )
-                failure = _store_unavailable()
-                return _respond(503, error_body(failure), error_headers(failure))
+                return refuse(_store_unavailable())
             except Exception as exc:
                 log.error(
                     "unhandled %s in %s request_id=%s",
@@ -180,8 +193,7 @@ class ApiPlugin:
                     route.rule,
                     environ.get("payslip.request_id"),
                 )
-                failure = internal_error()
-                return _respond(500, error_body(failure), error_headers(failure))
+                return refuse(internal_error())
             finally:
                 if lease is not None:
                     lease.release()

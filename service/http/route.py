@@ -39,8 +39,8 @@ class Route:
     """The success statuses, all with `response`."""
     request: type[BaseModel] | None = None
     """The body as the document shows it; None: no documented body."""
-    media: tuple[str, ...] = ("application/json",)
-    """The media types the document lists for `request`."""
+    description: str = ""
+    """More than the summary, where the document needs it."""
     scope: str | None = None
     """The bearer token's scope the route requires; None: an open route."""
     body: BodyLimit | None = None
@@ -54,6 +54,9 @@ class Route:
     """Takes one of the instance's concurrent-batch slots."""
     token_ip_limit: bool = False
     """Also counts against the per-IP limit of credential guessing (token and pairing codes)."""
+    oauth_errors: bool = False
+    """Every refusal carries OAuth's error value and `error_description` (RFC 6749 §5.2), the
+    pipeline's own ones (rate limits, body, failures) too: the token endpoint."""
     reads_client: bool = False
     """The handler reads the caller's client state with its own store read (verify: one round
     trip for everything), so the token check skips that lookup."""
@@ -92,5 +95,6 @@ class Route:
             "token_ip_limit": self.token_ip_limit,
             "preflight_limit": getattr(limits, self.own_body) if self.own_body else None,
             "reads_client": self.reads_client,
+            "oauth_errors": self.oauth_errors,
         }
         return {key: value for key, value in found.items() if value}

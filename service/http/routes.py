@@ -84,9 +84,16 @@ ROUTES: tuple[Route, ...] = (
         TokenResponse,
         (E.VALIDATION_FAILED, *COMMON),
         request=TokenRequest,
-        media=("application/json", "application/x-www-form-urlencoded"),
+        # One body in the document: a second media type for the same parameters broke
+        # generated clients (openapi-python-client 0.29: `NameError: Unset`), so the form
+        # encoding is said in words.
+        description="The body is JSON (spec.md) or, with the same parameters, "
+        "application/x-www-form-urlencoded (RFC 6749 §4.4); the client id and secret may come "
+        "as HTTP Basic credentials instead (RFC 6749 §2.3.1). A refusal carries OAuth's "
+        "`error` value and `error_description` (RFC 6749 §5.2) beside `code` and `detail`.",
         own_body="token",
         token_ip_limit=True,
+        oauth_errors=True,
     ),
     Route(
         "GET",

@@ -134,7 +134,9 @@ class ErrorBody(BaseModel):
     """The error object of every non-2xx response (spec "Error object").
 
     Field order is the order on the wire. `detail` and `reason` are human text that may change;
-    clients branch on `code` only.
+    clients branch on `code` only. `error_description` is RFC 6749 §5.2's name for `detail`,
+    sent where `error` is OAuth's error value (the token endpoint): OAuth client libraries show
+    that field, never `detail`.
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -142,6 +144,7 @@ class ErrorBody(BaseModel):
     error: str
     code: ErrorCode
     detail: str | None = None
+    error_description: str | None = None
     reason: str | None = None
     field_errors: list[FieldError] | None = None
 

@@ -141,10 +141,12 @@ class BatchRecord(PayslipRecord):
 
 _BATCH_ITEM = WithJsonSchema(
     {
-        "type": "object",
+        # Any object is accepted (the second branch): a generated client still gets a typed
+        # BatchRecord to send (issue 36), and a validator of the document no bad promise.
+        "anyOf": [{"$ref": "#/components/schemas/BatchRecord"}, {"type": "object"}],
         "description": (
-            "A BatchRecord (see that schema). Anything wrong inside an item is reported in that "
-            "item's result (status `error`) with 200 for the request, never as a 400 (PROTOCOL §6)."
+            "A BatchRecord. Anything wrong inside an item is reported in that item's result "
+            "(status `error`) with 200 for the request, never as a 400."
         ),
     }
 )

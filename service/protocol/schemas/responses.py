@@ -53,8 +53,17 @@ Reference = Annotated[str, WithJsonSchema({"type": "string", "pattern": "^[A-Za-
 """A service reference the service minted or accepted (22 base64url characters)."""
 
 Time = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
-"""A UTC timestamp as the service writes it (`2026-11-13T09:00:00Z`), or `issued_at` exactly as
-registered; kept as text, never re-formatted."""
+"""A UTC timestamp as the service writes it (`2026-11-13T09:00:00Z`); kept as text, never
+re-formatted."""
+
+RegisteredTime = Annotated[
+    str,
+    WithJsonSchema(
+        {"type": "string", "description": "The `issued_at` text exactly as it was registered"}
+    ),
+]
+"""`issued_at` exactly as registered: text in the document too, so a generated client hands its
+caller the very string (as a `date-time` it would parse it, and print it back with `+00:00`)."""
 
 
 def _documented(*values: str) -> WithJsonSchema:
@@ -123,11 +132,51 @@ class Barcode(WireModel):
     data: Annotated[str, WithJsonSchema({"type": "string", "contentEncoding": "base64"})]
 
 
+def _sent_always(schema: JsonDict) -> None:
+    """Fields a reader takes as optional (an older service does not send them) that this
+    service always sends: required in the document, so a generated client types them `str`."""
+    required = schema.setdefault("required", [])
+    properties = schema["properties"]
+    assert isinstance(required, list) and isinstance(properties, dict)
+    for name in ("scan_url", "payload"):
+        field = properties[name]
+        assert isinstance(field, dict)
+        field.pop("default", None)
+        if name not in required:
+            required.append(name)
+
+
 class BarcodeResult(WireModel):
-    """registerAndBuildBarcode: the reference the service minted and its badge."""
+    """registerAndBuildBarcode: the reference the service minted, its badge, and the badge's
+    text, for an issuer system that prints its own code or fills the PDF's metadata itself
+    (added by issue 36; PROTOCOL §3). Both texts carry the transient ciphertext, as the badge
+    does; the service stores none of them."""
+
+    model_config = ConfigDict(json_schema_extra=_sent_always)
 
     service_reference: Reference
     barcode: Barcode
+    scan_url: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "format": "uri",
+                "description": "The QR's content: `<verifier origin>/v/<ref>#2.<BASE32>`",
+            }
+        ),
+    ] = None
+    payload: Annotated[
+        str | None,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "pattern": "^2\\|",
+                "description": "The bare payload `2|<ref>|<BASE32>`, for the PDF's metadata "
+                "(XMP `payload` in urn:payslip-verify:xmp:1.0/ and /PayslipVerifyPayload)",
+            }
+        ),
+    ] = None
 
 
 class RevocationResult(WireModel):
@@ -174,7 +223,7 @@ class PayslipView(WireModel):
     model_config = ConfigDict(json_schema_extra=schema_selects_payslip)
 
     schema_id: str = Field(alias="schema")
-    issued_at: Time
+    issued_at: RegisteredTime
     payslip_non_pii: RegisteredPayslip
     status: RecordStatusText
     issuer: IssuerRef

@@ -145,8 +145,8 @@ DecimalText = Annotated[
 # --- dates and times -----------------------------------------------------------------------------
 
 _DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-_TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$"
-"""The JSON Schema patterns: the shape only (a schema reader checks the calendar by `format`)."""
+"""The JSON Schema pattern of a date: the shape only (a schema reader checks the calendar by
+`format`). A timestamp has no `format` in the document, so its pattern is the whole rule."""
 _YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
 """0001 to 9999: Python's dates (and ISO 8601 without an agreement) have no year 0."""
 _MONTH_DAY = (
@@ -193,7 +193,17 @@ Timestamp = Annotated[
         "expected a UTC timestamp as YYYY-MM-DDTHH:MM:SS with optional fractional seconds and a "
         "trailing Z",
     ),
-    WithJsonSchema({"type": "string", "format": "date-time", "pattern": _TIMESTAMP_PATTERN}),
+    # No `format: date-time`: a generated client types such a field as a datetime and sends
+    # Python's `+00:00`, which spec.md ("Conventions": a trailing Z) refuses. As text, with the
+    # whole rule (the calendar too) in the pattern, the client sends what its caller wrote
+    # (issue 36).
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": _anchored(UTC_TIMESTAMP),
+            "description": "A UTC timestamp with a trailing Z, e.g. 2026-11-13T09:00:00Z",
+        }
+    ),
 ]
 
 

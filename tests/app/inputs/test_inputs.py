@@ -453,3 +453,23 @@ def test_read_file_is_what_the_screen_reads(tmp_path: Path, badge_png: bytes) ->
     assert read_image_bytes(badge_png, "the sample").payloads == [A.scan_url]
     with pytest.raises(InputError, match="the sample is not a readable PNG or JPEG"):
         read_image_bytes(b"not an image", "the sample")
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("fake.pdf", "fake.pdf is not a PDF"),
+        ("FAKE.PDF", "FAKE.PDF is not a PDF"),
+        ("fake.png", "fake.png is not a readable PNG or JPEG image"),
+        ("fake.bin", "fake.bin is neither a PDF nor a PNG or JPEG image"),
+    ],
+)
+def test_random_bytes_are_named_by_what_the_file_name_promised(
+    tmp_path: Path, name: str, said: str
+) -> None:
+    """Issue 36: `fake.pdf` full of random bytes was "not a readable PNG or JPEG image"."""
+    fake = tmp_path / name
+    fake.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(InputError) as raised:
+        read_file(fake)
+    assert str(raised.value).startswith(said)

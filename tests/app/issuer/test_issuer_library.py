@@ -305,6 +305,10 @@ def test_issue_helpers_and_badges_are_identical_both_ways(live: LiveService) -> 
             nz2_text(**PII_FIELDS["NZ2"]),
         )
         assert verifier.verify_payload(theirs.payload).employee.ird_number == "123-456-789"
+        assert theirs.scan_url is not None  # the service's answer carries it (issue 36)
+        assert (
+            verifier.verify_payload(theirs.scan_url).service_reference == theirs.service_reference
+        )
 
         # Same record and ciphertext: the service's badge and ours, pixel for pixel.
         sealed = seal(text, key.encryption_key)

@@ -61,6 +61,7 @@ def test_pair_verifier_warns_once_for_a_loopback_link(
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "http://127.0.0.1:8080" in warnings[0]
     assert "phones" in warnings[0]
+    assert warnings[0].endswith("with --public-url)")  # the option that fixes it (issue 36)
     err = _pair(data_dir, verifier["client_id"], "https://verify.example.test", capsys)
     assert "warning:" not in err
 
@@ -86,6 +87,7 @@ def test_serve_warns_once_when_badges_would_carry_a_loopback_address() -> None:
             proc.communicate(timeout=15)  # waits, and closes the pipes
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "127.0.0.1" in warnings[0]
+    assert "--public-url" in warnings[0]
 
 
 def test_serve_starts_and_answers_when_its_log_cannot_be_written() -> None:
@@ -156,3 +158,4 @@ def test_issue_run_warns_once_for_loopback_badges(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "warning:" in line]
     assert len(warnings) == 1 and warnings[0].startswith("issue-run: warning: http://127.0.0.1:")
+    assert "--scan-base" in warnings[0]

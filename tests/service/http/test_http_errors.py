@@ -367,7 +367,11 @@ def test_the_token_endpoint_limit_per_ip(limited: Callable[..., LiveService]) ->
     token = live.issuer_token()
     live.verifier_token()
     body = token_body(live.issuer["client_id"], live.issuer["client_secret"], live.url)
-    expect_rate_limited(live.http.post(f"{live.url}/oauth/token", json=body, timeout=10))
+    refused = live.http.post(f"{live.url}/oauth/token", json=body, timeout=10)
+    expect_rate_limited(refused)
+    # An OAuth library reads these (RFC 6749 §5.2): a refusal the grant did not name too.
+    assert refused.json()["error"] == "temporarily_unavailable"
+    assert refused.json()["error_description"] == refused.json()["detail"]
     sealed = sealed_record(live.issuer["encryption_key"])
     assert live.post("/v1/registerNonPII", sealed.body, token).status_code == 201
 

@@ -471,12 +471,16 @@ def test_build_returns_a_png_whose_qr_is_the_scan_url(live: LiveService) -> None
     reply = live.post("/v1/registerAndBuildBarcode", build_body(sealed), live.issuer_token())
     assert reply.status_code == 201, reply.text
     body = reply.json()
-    assert set(body) == {"service_reference", "barcode"}
+    assert set(body) == {"service_reference", "barcode", "scan_url", "payload"}
     reference = body["service_reference"]
     assert REF_RE.match(reference)
     assert body["barcode"]["format"] == "png"
     text = decode_badge(body["barcode"]["data"])
     assert text == build_scan_url_v2(live.url, reference, sealed.ciphertext)
+    # The badge's text beside it (issue 36): the QR's scan URL and the PDF metadata's payload.
+    assert body["scan_url"] == text
+    assert body["payload"] == build_payload_v2(reference, sealed.ciphertext)
+    assert live.verify(body["payload"]).json()["verified"] is True
     assert re.fullmatch(re.escape(live.url) + r"/v/[A-Za-z0-9_-]{22}#2\.[A-Z2-7]+", text)
     result = live.verify(text)
     assert result.status_code == 200, result.text

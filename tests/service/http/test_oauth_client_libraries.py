@@ -8,11 +8,17 @@ import base64
 from typing import Any
 from urllib.parse import quote_plus
 
+import httpx
 import pytest
+from authlib.integrations.base_client import OAuthError
 from authlib.integrations.requests_client import OAuth2Session as AuthlibSession
 from oauthlib.oauth2 import BackendApplicationClient
+from oauthlib.oauth2.rfc6749.errors import OAuth2Error
 from requests_oauthlib import OAuth2Session as OauthlibSession
 
+from service.domain.errors import ServiceError
+from service.http.errors import as_oauth, error_body
+from service.protocol.errors import ErrorCode
 from testbed import web
 from testbed.factories import sealed_record
 from tests.service.conftest import LiveService
@@ -156,3 +162,108 @@ def test_a_wrong_audience_names_the_expected_one(live: LiveService) -> None:
     body = expect_error(reply, 403, "FORBIDDEN")
     assert body["error"] == "invalid_scope"
     assert live.url in body["detail"]
+    assert live.url in body["error_description"]
+
+
+# --- refusals reach the library's exception with their reason (issue 36 item 1) --------------
+
+
+def _authlib_refusal(live: LiveService, secret: str, audience: str) -> str:
+    with (
+        AuthlibSession(live.verifier["client_id"], secret) as session,
+        pytest.raises(OAuthError) as raised,
+    ):
+        session.fetch_token(
+            f"{live.url}/oauth/token", grant_type="client_credentials", audience=audience
+        )
+    return str(raised.value)
+
+
+def _oauthlib_refusal(live: LiveService, secret: str, audience: str) -> str:
+    client_id = live.verifier["client_id"]
+    session = OauthlibSession(client=BackendApplicationClient(client_id=client_id))
+    with session, pytest.raises(OAuth2Error) as raised:
+        session.fetch_token(
+            f"{live.url}/oauth/token",
+            client_id=client_id,
+            client_secret=secret,
+            audience=audience,
+        )
+    return str(raised.value)
+
+
+@pytest.mark.parametrize("refusal", [_authlib_refusal, _oauthlib_refusal])
+def test_a_wrong_audience_reaches_the_library_with_the_expected_url(
+    live: LiveService, refusal: Any
+) -> None:
+    text = refusal(live, live.verifier["client_secret"], "https://wrong.example")
+    assert "invalid_scope" in text
+    assert f"must be {live.url}" in text, text
+
+
+@pytest.mark.parametrize("refusal", [_authlib_refusal, _oauthlib_refusal])
+def test_a_wrong_secret_reaches_the_library_with_its_reason(
+    live: LiveService, refusal: Any
+) -> None:
+    text = refusal(live, "not-the-secret", live.url)
+    assert "invalid_client" in text
+    assert "unknown client or wrong secret" in text, text
+
+
+def test_a_scope_the_client_may_not_have_names_the_one_it_may(live: LiveService) -> None:
+    reply = web.post(
+        f"{live.url}/oauth/token",
+        data=_form(audience=live.url, scope="service:admin"),
+        auth=(live.verifier["client_id"], live.verifier["client_secret"]),
+    )
+    body = expect_error(reply, 403, "FORBIDDEN")
+    assert body["error"] == "invalid_scope"
+    assert "service:verifier" in body["error_description"]
+
+
+def _token_refusals(live: LiveService) -> list[tuple[int, httpx.Response]]:
+    """One request for each way the token endpoint refuses: the grant's own checks, the body
+    the handler reads, the method, and the declared length the pipeline checks."""
+    url = f"{live.url}/oauth/token"
+    return [
+        (400, live.http.post(url, data={"grant_type": "password"})),
+        (400, live.http.post(url, data={"grant_type": "client_credentials"})),
+        (400, live.http.post(url, content=b"[1]", headers={"Content-Type": "application/json"})),
+        (415, live.http.post(url, content=b"x", headers={"Content-Type": "text/plain"})),
+        (405, live.http.get(url)),
+        (413, live.http.post(url, data={"grant_type": "x" * 9000})),
+    ]
+
+
+def test_every_token_endpoint_refusal_carries_error_and_error_description(
+    live: LiveService,
+) -> None:
+    """RFC 6749 §5.2's two fields, beside our own `code` and `detail`, on each refusal; the
+    description is the detail in the ASCII the RFC allows."""
+    for status, reply in _token_refusals(live):
+        assert reply.status_code == status, reply.text
+        body = reply.json()
+        assert body["error"] in {"invalid_request", "unsupported_grant_type"}, body
+        assert body["code"] and body["detail"], body
+        assert body["error_description"] == body["detail"].replace('"', "'"), body
+
+
+def test_an_oauth_description_is_the_detail_in_the_ascii_rfc_6749_allows() -> None:
+    body = error_body(
+        as_oauth(ServiceError(ErrorCode.RATE_LIMITED, 'too "many" — slow', retry_after=3))
+    )
+    assert body["error"] == "temporarily_unavailable"
+    assert body["error_description"] == "too 'many' ? slow"
+    assert body["code"] == "RATE_LIMITED"
+
+
+def test_a_token_for_another_scope_is_told_the_scope_the_operation_needs(
+    live: LiveService,
+) -> None:
+    sealed = sealed_record(live.issuer["encryption_key"])
+    reply = live.post("/v1/registerNonPII", sealed.body, live.verifier_token())
+    body = expect_error(reply, 403, "FORBIDDEN")
+    assert "needs a token with scope service:issuer" in body["detail"]
+    assert "error_description" not in body, "not OAuth's error object: an API's own"
+    challenge = reply.headers["WWW-Authenticate"]
+    assert challenge == 'Bearer error="insufficient_scope", scope="service:issuer"'

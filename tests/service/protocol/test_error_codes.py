@@ -98,8 +98,10 @@ def test_the_error_object_round_trips_and_leaves_out_what_is_absent() -> None:
                 "unknown client or wrong secret",
                 oauth_error="invalid_client",
             ),
+            # RFC 6749 §5.2's error_description beside our detail (issue 36).
             b'{"error": "invalid_client", "code": "UNAUTHORIZED", '
-            b'"detail": "unknown client or wrong secret"}',
+            b'"detail": "unknown client or wrong secret", '
+            b'"error_description": "unknown client or wrong secret"}',
             {"WWW-Authenticate": 'Bearer error="invalid_token"'},
         ),
         (
