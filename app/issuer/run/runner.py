@@ -1,12 +1,15 @@
 """Running a pay run: check every row, seal, journal, register in batches, write the outputs.
 
-The order of work per batch is what makes a run safe to kill at any moment:
+Before anything is written, rows this issuer issued before into another folder (its ledger,
+`app.issuer.ledger`) stop the run (`AlreadyIssued`) unless the settings skip them or issue them
+again. The order of work per batch is what makes a run safe to kill at any moment:
 
 1. rows are read and checked one at a time; a bad row becomes a `rejected` result at once;
 2. each good row is sealed (fresh IV) and given its reference;
 3. the whole batch (references, IVs, tags, ciphertexts, bodies) is appended to the encrypted run
    journal and fsynced, and only then
-4. sent with registerNonPIIBatch (up to 1000 records);
+4. sent with registerNonPIIBatch (up to 1000 records), and the registered ones written to the
+   issuer's ledger (a resent batch's again: the ledger keeps a reference once);
 5. badges (and stamped PDFs) of the created and duplicate records are written, each via a
    temporary file and a rename, and made durable;
 6. an acknowledgement with the per-record results is journaled.
