@@ -135,14 +135,23 @@ class IssuedBefore(QFrame):
         self.confirmation, self.confirm_button = box, yes
         box.open()
 
-    def confirm_revoke(self) -> None:
-        """Name every payslip to revoke; Revoke revokes them at the service and in the ledger."""
-        if self.found is None:
+    def confirm_revoke(
+        self, chosen: list[Issued] | None = None, issuer: tuple[ApiClient, Ledger] | None = None
+    ) -> None:
+        """Name every payslip to revoke (the ones met before, or `chosen` ones this app issued
+        with `issuer`); Revoke revokes them at the service and in the ledger."""
+        if chosen is not None and issuer is not None:
+            self._revoke_with = issuer
+            earlier, what = chosen, "chosen"
+        elif self.found is not None:
+            earlier, what = self.found.earlier, "issued before"
+        else:
             return
-        earlier = self.found.earlier
+        if not earlier:
+            return
         self._ask(
             "Revoke payslips",
-            f"Revoke {plural(len(earlier), 'payslip')} issued before? Checking "
+            f"Revoke {plural(len(earlier), 'payslip')} {what}? Checking "
             f"{'it' if len(earlier) == 1 else 'them'} will then say NOT VERIFIED (revoked); "
             "this cannot be undone.",
             named(earlier),
@@ -171,8 +180,9 @@ class IssuedBefore(QFrame):
         self._say(f"Revoking {plural(len(earlier), 'payslip')}…")
 
         def done(count: int) -> None:
-            self.hide()
-            self.found = None
+            if self.found is not None and set(earlier) >= set(self.found.earlier):
+                self.hide()
+                self.found = None
             self.revoked.emit(count)
 
         def failed(exc: Exception) -> None:

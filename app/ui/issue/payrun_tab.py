@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.client import ApiClient
-from app.issuer.ledger import AlreadyIssued, Ledger
+from app.issuer.ledger import AlreadyIssued, Issued, Ledger
 from app.issuer.messages import describe_error
 from app.issuer.progress import PhaseCount, Progress
 from app.issuer.row_status import RowStatus
@@ -158,6 +158,10 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.columns_button.hide()
         self.columns_button.clicked.connect(lambda: self._show_columns(True))
         table_head.addWidget(self.columns_button)
+        self.revoke_button = QPushButton("Revoke selected…")
+        self.revoke_button.setToolTip("Revokes the selected payslips this app registered.")
+        self.revoke_button.setEnabled(False)
+        table_head.addWidget(self.revoke_button)
         self.problems_only = QCheckBox("Show problems only")
         table_head.addWidget(self.problems_only)
         layout.addWidget(self.rows_head)
@@ -186,6 +190,8 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.run_stop_button.clicked.connect(self.stop_run)
         self.open_button.clicked.connect(self.open_output_folder)
         self.problems_only.toggled.connect(self._filter_problems)
+        self.revoke_button.clicked.connect(self.revoke_selected)
+        self.results_view.selectionModel().selectionChanged.connect(self._selection_changed)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         self.switch.resized(event.size().width())
@@ -397,7 +403,29 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self._set_run_status(text, error=True)
         self.run_finished.emit(text)
 
+    def _selected_issued(self) -> list[Issued]:
+        """The selected rows' payslips this app registered and has not revoked (the ledger)."""
+        if self._issuer is None:
+            return []
+        model = self.results_view.selectionModel()
+        rows = {self.results_filter.mapToSource(i).row() for i in model.selectedRows()}
+        references = {
+            self.results_model.rows[r][3] for r in rows if r < len(self.results_model.rows)
+        }
+        references.discard("")
+        issued = self._issuer[1].entries()
+        return [i for i in issued if i.reference in references and not i.revoked_on]
+
+    def _selection_changed(self) -> None:
+        self.revoke_button.setEnabled(bool(self._selected_issued()))
+
+    def revoke_selected(self) -> None:
+        chosen = self._selected_issued()
+        if chosen and self._issuer is not None:
+            self.issued_before.confirm_revoke(chosen, self._issuer)
+
     def _revoked(self, count: int) -> None:
+        self._selection_changed()
         self._set_run_status(
             f"{plural(count, 'payslip')} revoked: checking them now says NOT VERIFIED. Press "
             "“Register pay run” to issue them again."

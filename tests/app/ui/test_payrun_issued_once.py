@@ -90,13 +90,15 @@ def personal_data() -> list[str]:
     return [row[column] for row in rows for column in columns if row[column]]
 
 
-def refused_into(tab: PayRunTab, qtbot: QtBot, context: AppContext, out1: Path, out: Path) -> None:
+def refused_into(
+    tab: PayRunTab, qtbot: QtBot, context: AppContext, out1: Path, out: Path, count: int = 5
+) -> None:
     """`out` is refused: nothing registered, the box says when and where."""
     before = records(context)
     answer = register(tab, qtbot, out)
     assert isinstance(answer, str)
     today = day_words(datetime.date.today().isoformat())
-    words = f"5 of these payslips were issued on {today} into {out1.resolve()}"
+    words = f"{count} of these payslips were issued on {today} into {out1.resolve()}"
     assert words in tab.issued_before.words.text()
     assert "Nothing was registered" in tab.run_status.text()
     assert "issued before" in tab.run_status.text()
@@ -186,3 +188,41 @@ def test_revoking_the_earlier_payslips_lets_the_export_be_issued_again(
     ledger = Ledger(next(ledger_dir().glob("*.jsonl")))
     assert sum(1 for item in ledger.entries() if item.revoked_on) == 5
     assert sum(1 for item in ledger.entries() if not item.revoked_on) == 5
+
+
+def test_revoke_selected_payslips_of_a_run_from_its_table(
+    screen: IssueScreen, qtbot: QtBot, demo_context: AppContext, tmp_path: Path
+) -> None:
+    tab = screen.payrun
+    choose_export(tab, qtbot, tmp_path)
+    out1, out2 = tmp_path / "out1", tmp_path / "out2"
+    assert isinstance(register(tab, qtbot, out1), RunSummary)
+    with open(out1 / "results.csv", newline="", encoding="utf-8") as handle:
+        badges = [out1 / row["badge"] for row in csv.DictReader(handle)]
+    assert not tab.revoke_button.isEnabled()  # nothing selected
+    view = tab.results_view
+    view.selectRow(0)
+    with_ctrl = view.selectionModel()
+    with_ctrl.select(
+        tab.results_filter.index(1, 0),
+        with_ctrl.SelectionFlag.Select | with_ctrl.SelectionFlag.Rows,
+    )
+    assert tab.revoke_button.isEnabled()
+    tab.revoke_button.click()
+    box = tab.issued_before.confirmation
+    assert box is not None and box.isVisible()
+    assert box.text().startswith("Revoke 2 payslips chosen?")
+    assert "E1001: 30 Oct 2026" in box.informativeText()
+    assert "E1002: 30 Oct 2026" in box.informativeText()
+    assert "E1003" not in box.informativeText()
+    assert tab.issued_before.confirm_button is not None
+    with qtbot.waitSignal(tab.issued_before.revoked, timeout=30000):
+        tab.issued_before.confirm_button.click()
+    verdicts = [
+        demo_context.verifier.verify_payload(read_input(str(b)).payloads[0]).verified
+        for b in badges
+    ]
+    assert verdicts == [False, False, True, True, True]
+    assert not tab.revoke_button.isEnabled()  # the selection holds only revoked ones now
+
+    refused_into(tab, qtbot, demo_context, out1, out2, count=3)
