@@ -42,7 +42,7 @@ class IssueScreen(QWidget):
         """After the embedded service restarted (here or on the Service screen): the notice
         and the issuer's address follow it."""
         self.office_down.refresh()
-        self.issuer_panel.reload()
+        self.issuer_panel.follow_service()
 
     def shutdown(self) -> None:
         """Stop a running pay run (resumable) and close the typed-in issuer's client."""

@@ -124,6 +124,8 @@ def test_a_taken_port_is_kept_said_on_both_screens_and_retried(
             # This computer still issues and verifies (the stand-in is private to this app).
             payload = issue_one(qtbot, context)
             assert context.verifier.verify_payload(payload).verified
+            stand_in = context.service_url
+            assert issue.issuer_panel.fields["url"].text() == stand_in
             # Retry while the other program still holds it: still down, said so.
             with qtbot.waitSignal(issue.office_down.restarted, timeout=20000):
                 issue.office_down.retry_button.click()
@@ -136,6 +138,7 @@ def test_a_taken_port_is_kept_said_on_both_screens_and_retried(
             assert context.service_url == f"http://127.0.0.1:{port}"
             assert not panel.office_down.isVisibleTo(panel)
             assert not issue.office_down.isVisibleTo(issue)  # told by the Service screen
+            assert issue.issuer_panel.fields["url"].text() == context.service_url != stand_in
             assert context.verifier.verify_payload(payload).verified  # same data, kept port
         finally:
             close(panel, issue, tasks)
