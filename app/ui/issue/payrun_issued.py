@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.api.client import ApiClient
 from app.issuer.ledger import AlreadyIssued, Issued, Ledger, revoke_issued
+from app.issuer.row_status import RowStatus
 from app.ui.staff_style import label, plural, set_status
 from app.ui.tasks import TaskRunner
 
@@ -42,6 +43,23 @@ def named(items: list[Issued]) -> str:
     if len(items) > NAMED_AT_MOST:
         lines.append(f"… and {len(items) - NAMED_AT_MOST} more")
     return "\n".join(lines)
+
+
+TableRow = tuple[int, str, str, str, str]
+"""A results-table row: number, external id, status, reference, reason."""
+
+
+def registered(rows: list[TableRow]) -> bool:
+    """True when one of `rows` was registered (so it may be revoked)."""
+    return any(row[2] in (RowStatus.CREATED, RowStatus.DUPLICATE) for row in rows)
+
+
+def not_revoked(rows: list[TableRow], issuer: tuple[ApiClient, Ledger] | None) -> list[Issued]:
+    """The payslips of `rows` this app registered (its ledger) and has not revoked."""
+    references = {row[3] for row in rows} - {""}
+    if issuer is None or not references:
+        return []
+    return [i for i in issuer[1].entries() if i.reference in references and not i.revoked_on]
 
 
 class IssuedBefore(QFrame):

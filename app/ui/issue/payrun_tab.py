@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.client import ApiClient
-from app.issuer.ledger import AlreadyIssued, Issued, Ledger
+from app.issuer.ledger import AlreadyIssued, Ledger
 from app.issuer.messages import describe_error
 from app.issuer.progress import PhaseCount, Progress
 from app.issuer.row_status import RowStatus
@@ -43,7 +43,7 @@ from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_columns import ExportColumns
 from app.ui.issue.payrun_export import ExportColumnsFlow
 from app.ui.issue.payrun_files import PayRunFiles
-from app.ui.issue.payrun_issued import IssuedBefore
+from app.ui.issue.payrun_issued import IssuedBefore, not_revoked, registered
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import READY, ProblemsFilter, ResultsModel
 from app.ui.issue.two_columns import TwoColumns
@@ -403,29 +403,24 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self._set_run_status(text, error=True)
         self.run_finished.emit(text)
 
-    def _selected_issued(self) -> list[Issued]:
-        """The selected rows' payslips this app registered and has not revoked (the ledger)."""
-        if self._issuer is None:
-            return []
-        model = self.results_view.selectionModel()
+    def _selected(self) -> list[tuple[int, str, str, str, str]]:
+        model, table = self.results_view.selectionModel(), self.results_model.rows
         rows = {self.results_filter.mapToSource(i).row() for i in model.selectedRows()}
-        references = {
-            self.results_model.rows[r][3] for r in rows if r < len(self.results_model.rows)
-        }
-        references.discard("")
-        issued = self._issuer[1].entries()
-        return [i for i in issued if i.reference in references and not i.revoked_on]
+        return [table[r] for r in sorted(rows) if r < len(table)]
 
     def _selection_changed(self) -> None:
-        self.revoke_button.setEnabled(bool(self._selected_issued()))
+        """Enabled for a selection holding a registered row (the ledger is read on click)."""
+        self.revoke_button.setEnabled(self._issuer is not None and registered(self._selected()))
 
     def revoke_selected(self) -> None:
-        chosen = self._selected_issued()
+        chosen = not_revoked(self._selected(), self._issuer)
         if chosen and self._issuer is not None:
             self.issued_before.confirm_revoke(chosen, self._issuer)
+        else:
+            self._set_run_status("The selected payslips are revoked already.", error=True)
 
     def _revoked(self, count: int) -> None:
-        self._selection_changed()
+        self.results_view.clearSelection()
         self._set_run_status(
             f"{plural(count, 'payslip')} revoked: checking them now says NOT VERIFIED. Press "
             "“Register pay run” to issue them again."

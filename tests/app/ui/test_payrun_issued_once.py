@@ -223,6 +223,9 @@ def test_revoke_selected_payslips_of_a_run_from_its_table(
         for b in badges
     ]
     assert verdicts == [False, False, True, True, True]
-    assert not tab.revoke_button.isEnabled()  # the selection holds only revoked ones now
+    assert not tab.revoke_button.isEnabled()  # the selection was cleared
+    view.selectRow(0)
+    tab.revoke_button.click()  # only revoked ones: said, nothing asked
+    assert "revoked already" in tab.run_status.text()
 
     refused_into(tab, qtbot, demo_context, out1, out2, count=3)
