@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
+from app.issuer.journal import JournalError
 from service.composition.settings import read_settings
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ __all__ = [
     "AlreadyIssued",
     "Issued",
     "Ledger",
+    "LedgerError",
     "PayslipKey",
     "ledger_dir",
     "payslip_key",
@@ -119,6 +121,11 @@ def issued(
     return Issued(ext, start, end, paid, reference, str(out_dir.resolve()), today)
 
 
+class LedgerError(JournalError):
+    """The ledger cannot be read or written: a run cannot tell what was issued before, so it
+    does not start (a JournalError: the command line and the pay-run tab say it in one line)."""
+
+
 class AlreadyIssued(Exception):
     """Rows of this run were issued before (and not revoked): nothing was registered. `matches`
     are (row number, the earlier payslip); `str()` is the plain sentence a person reads."""
@@ -165,9 +172,14 @@ class Ledger:
         found: dict[str, Issued] = {}
         revoked: dict[str, str] = {}
         try:
-            text = self.path.read_text("utf-8")
+            text = self.path.read_text("utf-8", errors="replace")
         except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise LedgerError(
+                f"the list of payslips issued before ({self.path}) cannot be read: "
+                f"{exc.strerror or exc}"
+            ) from None
         for line in text.splitlines():
             try:
                 data = json.loads(line)

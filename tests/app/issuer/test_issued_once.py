@@ -133,3 +133,24 @@ def test_after_revoking_the_earlier_ones_the_export_issues_cleanly(
     assert reissued.returncode == 0, reissued.stderr
     assert {r["status"] for r in results(out2)} == {"created"}
     assert records(live) == 10
+
+
+def test_an_unreadable_ledger_stops_the_run_in_one_line(
+    live: LiveService,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A run that cannot tell what was issued before does not start (a folder stands in for
+    the ledger file: unreadable even for root)."""
+    config = tmp_path / "config"
+    assert run(live, config, tmp_path / "out1").returncode == 0
+    ledger = Ledger.for_issuer(live.issuer["client_id"], config / "issued")
+    ledger.path.unlink()
+    ledger.path.mkdir()
+    done = run(live, config, tmp_path / "out2")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert (
+        last.startswith("issue-run: the list of payslips issued before (")
+        and "cannot be read" in last
+    )
+    assert records(live) == 5
