@@ -60,15 +60,16 @@ def set_up_office(qtbot: QtBot, office: Office) -> tuple[int, str]:
     return port, address
 
 
-def shot(widget: QWidget, name: str, resize: bool = True) -> Path:
-    if resize:
-        widget.resize(1366, 768)
-    for _ in range(3):
-        QApplication.processEvents()
-    REVIEW.mkdir(exist_ok=True)
-    path = REVIEW / f"{name}-1366x768.png"
-    assert widget.grab().save(str(path))
-    return path
+def shot(widget: QWidget, name: str, resize: bool = True) -> None:
+    """At 1366x768 and 1024x600 (a dialog at its own size)."""
+    for width, height in ((1366, 768), (1024, 600)) if resize else ((0, 0),):
+        if resize:
+            widget.resize(width, height)
+        for _ in range(3):
+            QApplication.processEvents()
+        REVIEW.mkdir(exist_ok=True)
+        size = f"{width}x{height}" if resize else "own-size"
+        assert widget.grab().save(str(REVIEW / f"{name}-{size}.png"))
 
 
 def screens(qtbot: QtBot, context: AppContext) -> tuple[ServicePanel, IssueScreen, TaskRunner]:

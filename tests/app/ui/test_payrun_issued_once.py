@@ -50,12 +50,15 @@ def screen(qtbot: QtBot, demo_context: AppContext, no_leaks: None) -> Iterator[I
 
 
 def shot(widget: QWidget, name: str, resize: bool = True) -> None:
-    if resize:
-        widget.resize(1366, 768)
-    for _ in range(3):
-        QApplication.processEvents()
-    REVIEW.mkdir(exist_ok=True)
-    assert widget.grab().save(str(REVIEW / f"{name}-1366x768.png"))
+    """At 1366x768 and 1024x600 (a dialog at its own size)."""
+    for width, height in ((1366, 768), (1024, 600)) if resize else ((0, 0),):
+        if resize:
+            widget.resize(width, height)
+        for _ in range(3):
+            QApplication.processEvents()
+        REVIEW.mkdir(exist_ok=True)
+        size = f"{width}x{height}" if resize else "own-size"
+        assert widget.grab().save(str(REVIEW / f"{name}-{size}.png"))
 
 
 def choose_export(tab: PayRunTab, qtbot: QtBot, tmp_path: Path) -> Path:
