@@ -12,6 +12,8 @@ os.environ.setdefault("PAYSLIP_RATE_LIMIT_IP", "off")
 os.environ.setdefault("PAYSLIP_RATE_LIMIT_CLIENT", "off")
 os.environ.setdefault("PAYSLIP_RATE_LIMIT_TOKEN_IP", "off")
 os.environ.setdefault("PAYSLIP_LOG_DIR", tempfile.mkdtemp(prefix="payslip-test-logs-"))
+# The app's own files (settings, the issued-payslips ledger of `issue-run`) never in the user's.
+os.environ.setdefault("PAYSLIP_CONFIG_DIR", tempfile.mkdtemp(prefix="payslip-test-config-"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,6 +6,11 @@
                   [--key-version KV] [--auth-url U] [--issuer-url U] [--scan-base U])
     python -m app issue-run export.xlsx --suggest-mapping > MAPPING.json
 
+Every payslip registered is written to the issuer's ledger (app.issuer.ledger); a run whose rows
+were issued before, into another folder, stops before registering anything and says when and
+where, unless --skip-issued (leave them out) or --issue-again (issue them a second time, after
+revoking the earlier ones) is given.
+
 A payroll system's own export (CSV or XLSX, its own headers) is read through a mapping file
 (PROTOCOL §12); --suggest-mapping prints a guessed one and needs neither --out nor a service.
 
@@ -34,6 +39,7 @@ from app.api.client import ApiClient
 from app.api.fail_fast import issuer_client
 from app.issuer.export.mapping import ExportMapping, load_mapping
 from app.issuer.journal import JournalError
+from app.issuer.ledger import AlreadyIssued, Ledger
 from app.issuer.progress import Progress
 from app.issuer.records import IssuerKey
 from app.issuer.run.results import MAX_BATCH, RunInterrupted, RunSettings, RunSummary
@@ -78,6 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--encryption-key", help="base64url, or PAYSLIP_ENCRYPTION_KEY")
     parser.add_argument("--key-version", help="pin records to this key version")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument(
+        "--skip-issued", action="store_true", help="leave out rows issued before (the ledger)"
+    )
+    again.add_argument(
+        "--issue-again",
+        action="store_true",
+        help="issue rows issued before a second time, on purpose",
+    )
     return parser
 
 
@@ -180,6 +195,7 @@ class _Service:
     client: ApiClient
     key: IssuerKey
     scan_base: str
+    client_id: str
 
 
 def _demo_service(args: argparse.Namespace, stack: ExitStack) -> _Service:
@@ -192,7 +208,10 @@ def _demo_service(args: argparse.Namespace, stack: ExitStack) -> _Service:
     info = running.demo.issuer.wire()
     client = issuer_client(running.url, info["client_id"], info["client_secret"], deadline=60.0)
     service = _Service(
-        client, IssuerKey.from_info(info), args.scan_base or running.config.scan_base
+        client,
+        IssuerKey.from_info(info),
+        args.scan_base or running.config.scan_base,
+        info["client_id"],
     )
     print(
         "issue-run: using a temporary demo service; its records vanish when this command ends",
@@ -220,7 +239,7 @@ def _remote_service(args: argparse.Namespace) -> _Service:
     client = issuer_client(
         issuer_url, args.client_id, secret, auth_url=args.auth_url, deadline=60.0
     )
-    return _Service(client, key, args.scan_base or args.service_url)
+    return _Service(client, key, args.scan_base or args.service_url, args.client_id)
 
 
 def _run(args: argparse.Namespace, mapping: ExportMapping | None, service: _Service) -> int:
@@ -237,6 +256,7 @@ def _run(args: argparse.Namespace, mapping: ExportMapping | None, service: _Serv
         workers=args.workers,
         mapping=mapping,
         combined_pdf=args.combined_pdf,
+        already_issued="skip" if args.skip_issued else "again" if args.issue_again else "stop",
     )
     printer = _Printer(sys.stderr, args.quiet)
     run = PayRun(
@@ -246,12 +266,19 @@ def _run(args: argparse.Namespace, mapping: ExportMapping | None, service: _Serv
         settings,
         on_progress=printer.progress,
         on_batch_registered=printer.batch,
+        ledger=Ledger.for_issuer(service.client_id),
     )
     try:
         summary = run.run()
     except RunInterrupted as exc:
         printer.done()
         return _fail(str(exc), EXIT_STOPPED)
+    except AlreadyIssued as exc:
+        printer.done()
+        return _fail(
+            f"{exc}; nothing was registered. Give --skip-issued to leave them out, or "
+            "--issue-again to issue them a second time (revoke the earlier ones first)"
+        )
     except (PayrunFileError, OutputError, JournalError) as exc:
         printer.done()
         return _fail(str(exc))
@@ -268,6 +295,7 @@ def _print_summary(summary: RunSummary) -> None:
     print(
         f"{p.rows} rows: {p.created} created, {p.duplicate} already registered, "
         f"{p.errors} refused by the service, {p.rejected} rejected before sending"
+        f"{f', {p.skipped} skipped (issued before)' if p.skipped else ''}"
         f"{resumed}; {p.rows / summary.seconds if summary.seconds else 0:.0f} rows/s"
     )
     for note in summary.notes:

@@ -70,6 +70,8 @@ class Progress:
     duplicate: int = 0
     errors: int = 0
     rejected: int = 0
+    skipped: int = 0
+    """Rows issued before (the ledger) and skipped on request."""
     batches: int = 0
     phase: str = "checking"
     """What the run is doing now: checking, registering, badges, pdfs, done."""
@@ -103,6 +105,8 @@ class Progress:
             self.duplicate += 1
         elif result.status == RowStatus.REJECTED:
             self.rejected += 1
+        elif result.status == RowStatus.SKIPPED:
+            self.skipped += 1
         else:
             self.errors += 1
 

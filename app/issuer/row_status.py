@@ -2,9 +2,9 @@
 acknowledged row and what the progress counts are counted by.
 
 Three of the words are the service's own for a record it answered (`BatchItemStatus`, defined
-once in the protocol); the fourth, REJECTED, is this side's: a row that failed its checks and was
-never sent. Kept apart from `app.issuer.run` so that `app.issuer.progress` can import it without
-importing the pay-run engine.
+once in the protocol); REJECTED and SKIPPED are this side's: a row that failed its checks, or
+one issued before and skipped on request, never sent. Kept apart from `app.issuer.run` so that
+`app.issuer.progress` can import it without importing the pay-run engine.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ class RowStatus(StrEnum):
     """The service refused the record; `code` and `reason` say why."""
     REJECTED = "rejected"
     """The row failed its checks here and was not sent."""
+    SKIPPED = "skipped"
+    """Issued before (the issuer's ledger) and skipped on purpose: not sent, no new badge."""
 
     @classmethod
     def of_answer(cls, status: str) -> RowStatus:

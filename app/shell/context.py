@@ -16,11 +16,17 @@ from app.api import ApiClient
 from app.api.fail_fast import issuer_client
 from app.api.probe import probe
 from app.issuer.local_issuer import adopt_stale_loopback
+from app.shell.port_holder import PortTaken, port_holder
 from app.shell.settings import SecretStore, Settings
 from service.composition.config import default_data_dir
 from service.composition.demo import DemoInstance
 from service.composition.instance import is_initialised
-from service.hosting.network_address import ALL_INTERFACES, LOOPBACK_HOST, choose_port
+from service.hosting.network_address import (
+    ALL_INTERFACES,
+    LOOPBACK_HOST,
+    choose_port,
+    port_free,
+)
 from service.hosting.server import Running, ensure_instance, start, start_demo
 from service.hosting.tls import pinned_client_context, server_context
 from service.protocol.schemas import IssuerCreated
@@ -65,6 +71,9 @@ class AppContext:
     issuer_info: IssuerCreated | None = None
     """The demo issuer's credentials and key (demo mode only), as the service created them."""
     demo: DemoInstance | None = None
+    office_down: PortTaken | None = None
+    """Set while another program holds the kept port: `service` then runs on a private loopback
+    port for this app alone, and the Service and Issue screens say the office service is down."""
 
     @property
     def environment(self) -> str:
@@ -127,42 +136,67 @@ def listen_host(settings: Settings) -> str:
     return ALL_INTERFACES if settings.service_listen == NETWORK else LOOPBACK_HOST
 
 
+def kept_address(settings: Settings, port: int) -> str:
+    """The address badges and other desks carry: the office address, else this computer's own
+    address on the kept port (never a stand-in port)."""
+    public = settings.scan_base.strip().rstrip("/")
+    if public:
+        return public
+    return f"{'https' if settings.tls_cert else 'http'}://{LOOPBACK_HOST}:{port}"
+
+
 def start_embedded_service(
     settings: Settings, directory: Path, environment: str | None = None
 ) -> Running:
-    """Start this computer's service on its kept port (chosen and saved on the first start; if
-    another program took it since, the next free one is chosen and saved), listening where the
-    settings say, with the office address as its public URL and HTTPS when a certificate is set.
-    Addresses saved "for this computer" follow it whatever the port (app.issuer.local_issuer)."""
+    """Start this computer's service on its kept port (chosen and saved on the first start),
+    listening where the settings say, with the office address as its public URL and HTTPS when a
+    certificate is set. If another program holds the kept port, `PortTaken` is raised: the
+    service never moves by itself, because badges and other desks carry the port (issue 35)."""
     host = listen_host(settings)
     tls = server_context(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
     public = settings.scan_base.strip().rstrip("/") or None
     port = settings.service_port or choose_port(host)
-
-    def launch(on: int) -> Running:
-        return start(
+    try:
+        running = start(
             directory,
             host,
-            on,
+            port,
             public_url=public,
             environment=environment or settings.environment,
             tls=tls,
         )
-
-    try:
-        running = launch(port)
-    except OSError:
-        if not settings.service_port:
-            raise
-        moved = choose_port(host, port + 1)
-        log.warning("port %d is taken by another program; the service moves to %d", port, moved)
-        port = moved
-        running = launch(port)
+    except OSError as exc:
+        if not settings.service_port or port_free(host, port):
+            raise  # not a taken port (an unreadable data folder, say)
+        raise PortTaken(port, kept_address(settings, port), port_holder(port)) from exc
     if settings.service_port != port:
         settings.service_port = port
         with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
             settings.save()
     return running
+
+
+def start_office_service(
+    settings: Settings, directory: Path, environment: str | None = None
+) -> tuple[Running, PortTaken | None]:
+    """The service on its kept port; or, when another program holds that port, the same data
+    on a private loopback port for this app alone, with the kept address still on its badges,
+    and the `PortTaken` the screens show. The private port is never saved nor offered to anyone:
+    other desks and phones see the office service as down, which it is."""
+    try:
+        return start_embedded_service(settings, directory, environment), None
+    except PortTaken as taken:
+        log.warning("port %d is taken; the office service is not running", taken.port)
+        tls = server_context(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
+        private = start(
+            directory,
+            LOOPBACK_HOST,
+            0,
+            public_url=taken.address,
+            environment=environment or settings.environment,
+            tls=tls,
+        )
+        return private, taken
 
 
 def start_demo_context(settings: Settings, secrets: SecretStore) -> AppContext:
@@ -209,12 +243,13 @@ def start_embedded_context(
     if created is not None:
         secrets.set(f"{slot}:admin_id", created["admin_client_id"])
         secrets.set(f"{slot}:admin_secret", created["admin_client_secret"])
-    running = start_embedded_service(settings, directory)
+    running, down = start_office_service(settings, directory)
     try:
         url = running.url
         own = own_options(running, settings)
-        with contextlib.suppress(OSError):  # an unwritable config folder must not stop the app
-            adopt_stale_loopback(settings, url, lambda old: probe(old) is None)
+        if down is None:  # a private stand-in port is never written into saved addresses
+            with contextlib.suppress(OSError):  # an unwritable config folder must not stop it
+                adopt_stale_loopback(settings, url, lambda old: probe(old) is None)
         admin = None
         admin_id, admin_secret = (
             secrets.get(f"{slot}:admin_id"),
@@ -239,6 +274,7 @@ def start_embedded_context(
             verifier=verifier_client(url, verifier_id, verifier_secret, url, **own),
             service=running,
             admin=admin,
+            office_down=down,
         )
     except BaseException:
         running.stop()

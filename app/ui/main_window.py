@@ -104,6 +104,9 @@ class MainWindow(QMainWindow):
                 # 1024x600 or 150 % screen; the Issue form (~960 px) also scrolls sideways
                 # instead of making the whole window wider than a 1024 px display.
                 self.stack.addWidget(_scrollable(screen))
+            # A restart from either screen (a retry, another port) shows on both.
+            self.service_panel.restarted.connect(self.issue_screen.service_changed)
+            self.issue_screen.office_down.restarted.connect(self.service_panel.service_changed)
             self.nav.setFixedWidth(160)
             self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
             self.nav.setCurrentRow(0)

@@ -9,8 +9,6 @@ and words together. No class names or developer terms on the screen.
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -26,13 +24,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.probe import probe
-from app.shell.context import AppContext, start_embedded_service
+from app.shell.context import AppContext
+from app.shell.restart import instance_dir, restart_embedded
+from app.ui.office_down import OfficeDownNotice
 from app.ui.service_address import AddressSection
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
-from service.composition.config import default_data_dir
 from service.hosting.network_address import is_loopback_url
-from service.hosting.server import Running, start
+from service.hosting.server import Running
 from service.hosting.tls import TlsError
 from service.protocol.schemas import Overview
 
@@ -49,18 +48,6 @@ def environment_words(context: AppContext) -> str:
     return ENVIRONMENTS.get(context.environment, context.environment.capitalize())
 
 
-def instance_dir(context: AppContext) -> Path | None:
-    """The embedded service's data folder (None for a service elsewhere)."""
-    running = context.service
-    if running is None:
-        return None
-    store_dir = getattr(running.store, "data_dir", None)
-    if store_dir is not None:
-        return Path(store_dir).parent
-    settings = context.settings
-    return Path(settings.data_dir) if settings.data_dir else default_data_dir()
-
-
 def store_words(running: Running | None) -> str:
     if running is None:
         return "Kept by the central service"
@@ -68,29 +55,6 @@ def store_words(running: Running | None) -> str:
     if "postgres" in name:
         return "A PostgreSQL database server"
     return "Files in the data folder on this computer"
-
-
-def restart_embedded(context: AppContext) -> Running:
-    """Stop the embedded service and start it again on the same address and data folder, so
-    every client of this app (and any paired desk) keeps working without new settings."""
-    old = context.service
-    if old is None:
-        raise RuntimeError("this desk does not run the service itself")
-    folder = instance_dir(context)
-    assert folder is not None
-    environment = old.config.environment
-    # A demo's temporary folder outlives this stop: the restarted service takes it over (and
-    # removes it when it stops in turn).
-    temporary, old.temporary_dir = old.temporary_dir, None
-    old.stop()
-    if context.demo is not None:
-        port = urlsplit(old.url).port or 0
-        context.service = start(folder, port=port, environment=environment)
-    else:  # the kept port, listen address, office address and certificate of the settings
-        context.service = start_embedded_service(context.settings, folder, environment)
-    context.service.temporary_dir = temporary
-    context.follow_service()
-    return context.service
 
 
 def _uptime(seconds: float) -> str:
@@ -149,13 +113,16 @@ class ServicePanel(QWidget):
         self.problem.setStyleSheet("color:#b3261e;font-weight:600;")
         self.problem.hide()
         layout.addWidget(self.problem)
+        self.office_down = OfficeDownNotice(context, tasks)
+        self.office_down.restarted.connect(self._after_notice)
+        layout.addWidget(self.office_down)
 
         about, about_layout = section("About this service")
         grid = QGridLayout()
         grid.setColumnStretch(1, 1)
         grid.setHorizontalSpacing(18)
         grid.setVerticalSpacing(8)
-        self.url_label = label(context.service_url or "not set up", "fieldValue")
+        self.url_label = label(self._here_words(), "fieldValue")
         self.url_label.setObjectName("serviceUrl")
         self.public_label = label(self._public_words(), "fieldValue")
         self.public_label.setObjectName("servicePublicUrl")
@@ -225,6 +192,13 @@ class ServicePanel(QWidget):
         self.timer.start()
         self.check()
 
+    def _here_words(self) -> str:
+        url = self.context.service_url or "not set up"
+        down = self.context.office_down
+        if down is None:
+            return url
+        return f"{url} — a stand-in for this app only while port {down.port} is in use"
+
     def _public_words(self) -> str:
         url = self.context.public_url
         if not url:
@@ -264,7 +238,14 @@ class ServicePanel(QWidget):
         self.healthy = bool(healthy)
         self.problem.setText(problem)
         self.problem.setVisible(bool(problem) and not healthy)
-        if self.healthy:
+        down = self.context.office_down
+        if down is not None:  # this app's stand-in answers; the office service does not
+            self.state.setText(f"✖ The office service is not running — port {down.port} is in use")
+            self.state.setStyleSheet(
+                "font-size:15pt;padding:10px 14px;border-radius:8px;"
+                "background:#fbeceb;color:#b3261e;font-weight:600;"
+            )
+        elif self.healthy:
             self.state.setText("✔ Running — answering checks")
             self.state.setStyleSheet(
                 "font-size:15pt;padding:10px 14px;border-radius:8px;"
@@ -286,6 +267,22 @@ class ServicePanel(QWidget):
             self.counts_label.setText("Shown on the computer that runs the service")
         self.health_changed.emit(self.healthy)
 
+    def _after_notice(self) -> None:
+        """The notice restarted the service (retry, another port): show the new addresses."""
+        self.service_changed()
+        self.restarted.emit()
+
+    def service_changed(self) -> None:
+        """Read the service's addresses and state again (after any restart)."""
+        self._started = time.monotonic()
+        self.url_label.setText(self._here_words())
+        self.public_label.setText(self._public_words())
+        self.office_down.refresh()
+        if self.address is not None and self.context.settings.service_port:
+            self.address.port.setValue(self.context.settings.service_port)
+            self.address.scan_base.setText(self.context.settings.scan_base)
+        self.check()
+
     def restart(self) -> None:
         """Restart the embedded service off the GUI thread; the panel reports how it went."""
         if self.context.service is None:
@@ -295,14 +292,16 @@ class ServicePanel(QWidget):
 
         def done(_: object) -> None:
             self.restart_button.setEnabled(True)
-            self._started = time.monotonic()
-            self.url_label.setText(self.context.service_url)
-            self.public_label.setText(self._public_words())
-            set_status(self.message, "The service was restarted.")
+            down = self.context.office_down
+            set_status(
+                self.message,
+                "The service was restarted." if down is None else down.words,
+                error=down is not None,
+            )
             if self.address is not None:
-                self.address.on_restarted(True, lambda: self.context.public_url)
+                self.address.on_restarted(down is None, lambda: self.context.public_url)
+            self.service_changed()
             self.restarted.emit()
-            self.check()
 
         def failed(exc: Exception) -> None:
             self.restart_button.setEnabled(True)

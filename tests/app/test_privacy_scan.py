@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from app.issuer.ledger import ledger_dir
 from app.issuer.records import IssuerKey, issue_self_managed, issue_service_managed
 from app.shell.context import AppContext
 from app.ui.tasks import TaskRunner
@@ -153,6 +154,8 @@ def test_marker_pii_never_lands_at_rest(
     data_dir = Path(demo_context.service.store.data_dir)  # type: ignore[attr-defined]
     assert _scan_tree(data_dir.parent) == {}
     assert _scan_tree(log_dir) == {}
+    ledger = ledger_dir()  # the issued-payslips ledger the pay run wrote (issue 35)
+    assert any(ledger.glob("*.jsonl")) and _scan_tree(ledger) == {}
     assert not _leaks(everything_logged.text.encode())
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from app.issuer.export.mapping import ExportMapping
 from app.issuer.progress import Progress
@@ -68,6 +69,9 @@ class RunSettings:
     """How a payroll system's export maps onto payslip fields (PROTOCOL §12)."""
     combined_pdf: Path | None = None
     """One PDF holding every employee's payslip, split by the names and ids in its text."""
+    already_issued: Literal["stop", "skip", "again"] = "stop"
+    """Rows the issuer's ledger says were issued before (app.issuer.ledger): stop before
+    registering anything (`AlreadyIssued`), skip them, or issue them again deliberately."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= MAX_BATCH:

@@ -1,12 +1,15 @@
 """Running a pay run: check every row, seal, journal, register in batches, write the outputs.
 
-The order of work per batch is what makes a run safe to kill at any moment:
+Before anything is written, rows this issuer issued before into another folder (its ledger,
+`app.issuer.ledger`) stop the run (`AlreadyIssued`) unless the settings skip them or issue them
+again. The order of work per batch is what makes a run safe to kill at any moment:
 
 1. rows are read and checked one at a time; a bad row becomes a `rejected` result at once;
 2. each good row is sealed (fresh IV) and given its reference;
 3. the whole batch (references, IVs, tags, ciphertexts, bodies) is appended to the encrypted run
    journal and fsynced, and only then
-4. sent with registerNonPIIBatch (up to 1000 records);
+4. sent with registerNonPIIBatch (up to 1000 records), and the registered ones written to the
+   issuer's ledger (a resent batch's again: the ledger keeps a reference once);
 5. badges (and stamped PDFs) of the created and duplicate records are written, each via a
    temporary file and a rename, and made durable;
 6. an acknowledgement with the per-record results is journaled.
@@ -62,9 +65,11 @@ from app.issuer.export.combined_pdf import (
 )
 from app.issuer.journal import JournalError, RunJournal
 from app.issuer.journal import exists_in as journal_exists
+from app.issuer.ledger import Issued, Ledger, issued
 from app.issuer.progress import Progress
 from app.issuer.records import IssuerKey
 from app.issuer.row_status import RowStatus
+from app.issuer.run.issued_before import issued_before, skipped_reason
 from app.issuer.run.journal_replay import Acked, Entry, Pending, fingerprint, open_header, replay
 from app.issuer.run.outputs import BatchOutputs, Window
 from app.issuer.run.reconcile import reconcile
@@ -115,6 +120,7 @@ class PayRun:
         on_results: Callable[[list[RecordResult]], None] | None = None,
         on_batch_registered: Callable[[int, Progress], None] | None = None,
         cancel: threading.Event | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.client = client
         self.key = key
@@ -129,6 +135,8 @@ class PayRun:
         self._on_results = on_results
         self._on_batch_registered = on_batch_registered
         self._cancel = cancel or threading.Event()
+        self._ledger = ledger
+        self._skip: dict[int, Issued] = {}
         self.progress = Progress()
         self._counts = threading.Lock()  # pool threads count finished badges and PDFs
         self._outputs = BatchOutputs(
@@ -153,6 +161,8 @@ class PayRun:
                 f"{out} already holds a finished pay run ({RESULTS_NAME}); choose a new output "
                 "folder so no payslip is issued twice"
             )
+        # Rows issued before (another folder, another day): stop before anything is written.
+        self._skip = issued_before(settings, self._ledger)
         journal = RunJournal.open(out)
         remove_stale_temporaries(out)
         notes: tuple[str, ...] = ()
@@ -244,6 +254,17 @@ class PayRun:
                         reason="; ".join(item.reasons),
                     )
                 )
+            elif item.number in self._skip:
+                earlier = self._skip[item.number]
+                window.append(
+                    RecordResult(
+                        item.number,
+                        item.external_id,
+                        RowStatus.SKIPPED,
+                        earlier.reference,
+                        reason=skipped_reason(earlier),
+                    )
+                )
             else:
                 decided = reconcile(
                     item,
@@ -326,6 +347,7 @@ class PayRun:
         except BaseException:
             self._settle_quietly(journal, writer)
             raise
+        self._remember(batch, answers)
         refused = sum(not RowStatus.of_answer(a.status).registered for a in answers)
         with self._counts:
             self.progress.batches += 1
@@ -336,6 +358,24 @@ class PayRun:
         self._settle(journal, writer)
         self._outputs.start(number, batch, answers, window)
         self._report()
+
+    def _remember(self, batch: list[Entry], answers: list[BatchResultItem]) -> None:
+        """Write the registered records to the issuer's ledger (a resent batch's duplicates
+        again: the ledger keeps the first line of a reference)."""
+        if self._ledger is None:
+            return
+        out = self.settings.out_dir
+        try:
+            self._ledger.record(
+                issued(e.external_id, e.body["payslip_non_pii"], e.reference, out)
+                for e, a in zip(batch, answers, strict=True)
+                if RowStatus.of_answer(a.status).registered
+            )
+        except OSError as exc:
+            raise RunInterrupted(
+                f"the list of issued payslips could not be written ({exc.strerror or exc}); "
+                "run again with the same output folder to resume"
+            ) from None
 
     def _register(self, batch: list[Entry]) -> list[BatchResultItem]:
         try:

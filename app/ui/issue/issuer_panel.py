@@ -55,6 +55,8 @@ class IssuerPanel(QFrame):
         self.tasks = tasks
         self._client: ApiClient | None = None
         self._client_key: tuple[str, str, str] | None = None
+        self._shown_embedded: str | None = None
+        """The embedded service's address when the fields were filled (follow_service)."""
         self._name = ""
         self._use_demo = False
         layout = QVBoxLayout(self)
@@ -126,6 +128,7 @@ class IssuerPanel(QFrame):
         context = self.context
         saved = load_local_issuer(context.settings, context.secrets)
         embedded = self._embedded_url()
+        self._shown_embedded = embedded
         if saved is not None:  # "this computer" is the embedded service, whatever its port now
             saved = replace(saved, url=resolve_address(saved.url, embedded))
         # A payroll provider saved for this service (from Admin) wins over the demo one.
@@ -211,6 +214,15 @@ class IssuerPanel(QFrame):
             self.probed.emit(text)
 
         self.tasks.run(lambda: probe(url, verify), show)  # type: ignore[arg-type]
+
+    def follow_service(self) -> None:
+        """After the embedded service restarted (perhaps on another port, or back from a
+        stand-in port): an address shown for it follows; anything typed in is left alone."""
+        old, new = self._shown_embedded, self._embedded_url()
+        self._shown_embedded = new
+        shown = self.fields["url"].text().strip().rstrip("/")
+        if old and new and old.rstrip("/") != new.rstrip("/") and shown == old.rstrip("/"):
+            self.fields["url"].setText(new)
 
     def _embedded_url(self) -> str | None:
         """This computer's own service (not a demo's, which is gone at the next start)."""

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QResizeEvent
@@ -28,6 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.client import ApiClient
+from app.issuer.ledger import AlreadyIssued, Ledger
 from app.issuer.messages import describe_error
 from app.issuer.progress import PhaseCount, Progress
 from app.issuer.row_status import RowStatus
@@ -40,6 +43,7 @@ from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_columns import ExportColumns
 from app.ui.issue.payrun_export import ExportColumnsFlow
 from app.ui.issue.payrun_files import PayRunFiles
+from app.ui.issue.payrun_issued import IssuedBefore, not_revoked, registered
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import READY, ProblemsFilter, ResultsModel
 from app.ui.issue.two_columns import TwoColumns
@@ -47,6 +51,7 @@ from app.ui.staff_style import label, plural, section, set_status
 from app.ui.tasks import TaskRunner
 
 CHECK_REPORT_EVERY = 50
+ALREADY_ISSUED: dict[str, Literal["stop", "skip", "again"]] = {"skip": "skip", "again": "again"}
 
 
 class RunSignals(QObject):
@@ -80,6 +85,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.issuer_panel = issuer_panel
         self._cancel: threading.Event | None = None
         self._last_out: Path | None = None
+        self._issuer: tuple[ApiClient, Ledger] | None = None
         self.open_folder: Callable[[QUrl], object] = QDesktopServices.openUrl
         """How a folder is shown (the desktop's file manager; tests record the call instead)."""
         self.batch_size = MAX_BATCH
@@ -127,6 +133,10 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         run_layout.addWidget(self.run_status)
         run_layout.addStretch(1)
         self.top.addWidget(run, 1)
+        self.issued_before = IssuedBefore(self.tasks, lambda url: self.open_folder(url), self)
+        self.issued_before.run_requested.connect(self.start_run)
+        self.issued_before.revoked.connect(self._revoked)
+        layout.addWidget(self.issued_before)
 
         self.columns = ExportColumns(self)
         layout.addWidget(self.columns.box, 2)
@@ -148,6 +158,10 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.columns_button.hide()
         self.columns_button.clicked.connect(lambda: self._show_columns(True))
         table_head.addWidget(self.columns_button)
+        self.revoke_button = QPushButton("Revoke selected…")
+        self.revoke_button.setToolTip("Revokes the selected payslips this app registered.")
+        self.revoke_button.setEnabled(False)
+        table_head.addWidget(self.revoke_button)
         self.problems_only = QCheckBox("Show problems only")
         table_head.addWidget(self.problems_only)
         layout.addWidget(self.rows_head)
@@ -172,10 +186,12 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self.run_signals.results.connect(self._run_results)
         self.run_signals.checking.connect(self._check_progress)
         self.run_check_button.clicked.connect(self.check_run)
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button.clicked.connect(lambda: self.start_run())
         self.run_stop_button.clicked.connect(self.stop_run)
         self.open_button.clicked.connect(self.open_output_folder)
         self.problems_only.toggled.connect(self._filter_problems)
+        self.revoke_button.clicked.connect(self.revoke_selected)
+        self.results_view.selectionModel().selectionChanged.connect(self._selection_changed)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         self.switch.resized(event.size().width())
@@ -254,7 +270,9 @@ class PayRunTab(ExportColumnsFlow, QWidget):
 
     # ------------------------------------------------------------------ running
 
-    def start_run(self) -> None:
+    def start_run(self, already_issued: str = "stop") -> None:
+        """Register the pay run. Rows issued before (the issuer's ledger) stop it before
+        anything is registered unless `already_issued` is "skip" or "again"."""
         paths = self._run_paths()
         if paths is None:
             return
@@ -272,8 +290,11 @@ class PayRunTab(ExportColumnsFlow, QWidget):
             self._set_run_status(str(exc), error=True)
             return
         self.results_model.clear()
+        self.issued_before.clear()
         self._cancel = threading.Event()
         self._last_out = out_dir
+        ledger = Ledger.for_issuer(client.client_id)
+        self._issuer = (client, ledger)
         signals = self.run_signals
         run = PayRun(
             client,
@@ -286,12 +307,14 @@ class PayRunTab(ExportColumnsFlow, QWidget):
                 batch_size=self.batch_size,
                 mapping=mapping,
                 combined_pdf=self.files.combined_pdf(),
+                already_issued=ALREADY_ISSUED.get(already_issued, "stop"),
             ),
             on_progress=lambda p: signals.progress.emit(snapshot(p)),
             on_results=lambda rs: signals.results.emit(
                 [(r.row, r.external_id, r.status, r.service_reference, r.reason) for r in rs]
             ),
             cancel=self._cancel,
+            ledger=ledger,
         )
         self._set_running(True)
         self._set_run_status("Starting…")
@@ -345,9 +368,10 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         p = summary.progress
         self.run_progress.setValue(SCALE)
         self.progress.left_label.setText("")
+        skipped = f", {p.skipped} skipped (issued before)" if p.skipped else ""
         text = (
             f"Done: {p.created} registered, {p.duplicate} already registered, {p.errors} "
-            f"refused, {p.rejected} not sent. The badges and the results list "
+            f"refused, {p.rejected} not sent{skipped}. The badges and the results list "
             f"({summary.results_csv.name}) are in the output folder."
         )
         unplaced = [n.removeprefix("combined PDF: ") for n in summary.notes[1:]]
@@ -364,7 +388,11 @@ class PayRunTab(ExportColumnsFlow, QWidget):
             "To carry on, press “Register pay run” again with the same output folder; nothing "
             "will be registered twice."
         )
-        if isinstance(exc, RunCancelled):
+        if isinstance(exc, AlreadyIssued) and self._issuer is not None:
+            self.run_progress.setValue(0)
+            self.issued_before.show_found(exc, *self._issuer)
+            text = "Nothing was registered: these payslips were issued before (see below)."
+        elif isinstance(exc, RunCancelled):
             text = f"Stopped after {self.rows_label.text() or 'some rows'}. {resume}"
         elif isinstance(exc, RunInterrupted):
             reason = describe_error(exc).rstrip(".")
@@ -374,6 +402,29 @@ class PayRunTab(ExportColumnsFlow, QWidget):
             text = describe_error(exc)
         self._set_run_status(text, error=True)
         self.run_finished.emit(text)
+
+    def _selected(self) -> list[tuple[int, str, str, str, str]]:
+        model, table = self.results_view.selectionModel(), self.results_model.rows
+        rows = {self.results_filter.mapToSource(i).row() for i in model.selectedRows()}
+        return [table[r] for r in sorted(rows) if r < len(table)]
+
+    def _selection_changed(self) -> None:
+        """Enabled for a selection holding a registered row (the ledger is read on click)."""
+        self.revoke_button.setEnabled(self._issuer is not None and registered(self._selected()))
+
+    def revoke_selected(self) -> None:
+        chosen = not_revoked(self._selected(), self._issuer)
+        if chosen and self._issuer is not None:
+            self.issued_before.confirm_revoke(chosen, self._issuer)
+        else:
+            self._set_run_status("The selected payslips are revoked already.", error=True)
+
+    def _revoked(self, count: int) -> None:
+        self.results_view.clearSelection()
+        self._set_run_status(
+            f"{plural(count, 'payslip')} revoked: checking them now says NOT VERIFIED. Press "
+            "“Register pay run” to issue them again."
+        )
 
     def _set_run_status(self, text: str, *, error: bool = False) -> None:
         set_status(self.run_status, text, error=error)

@@ -18,7 +18,7 @@ from app.issuer.row_status import RowStatus
 
 READY = "ready"
 """A checked row not sent yet (before the run): the table's own word beside the run's."""
-_FINE = frozenset({RowStatus.CREATED, RowStatus.DUPLICATE, READY})
+_FINE = frozenset({RowStatus.CREATED, RowStatus.DUPLICATE, RowStatus.SKIPPED, READY})
 
 
 class ResultsModel(QAbstractTableModel):
@@ -30,6 +30,7 @@ class ResultsModel(QAbstractTableModel):
         RowStatus.DUPLICATE: "Already registered",
         RowStatus.ERROR: "Refused",
         RowStatus.REJECTED: "Not sent",
+        RowStatus.SKIPPED: "Issued before, skipped",
         READY: "Ready",
     }
 

@@ -11,6 +11,7 @@ from app.shell.context import AppContext
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_tab import PayRunTab
 from app.ui.issue.single import SinglePayslipTab
+from app.ui.office_down import OfficeDownNotice
 from app.ui.staff_style import staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 
@@ -24,6 +25,9 @@ class IssueScreen(QWidget):
         self.context = context
         self.tasks = tasks
         outer = titled_column(self, "Issue payslips", margins=(24, 18, 24, 18), spacing=10)
+        self.office_down = OfficeDownNotice(context, tasks)
+        self.office_down.restarted.connect(self.service_changed)
+        outer.addWidget(self.office_down)
         self.issuer_panel = IssuerPanel(context, tasks)
         outer.addWidget(self.issuer_panel)
         self.single = SinglePayslipTab(context, tasks, self.issuer_panel)
@@ -33,6 +37,12 @@ class IssueScreen(QWidget):
         self.tabs.addTab(self.single, "One payslip")
         self.tabs.addTab(self.payrun, "Pay run from a file")
         outer.addWidget(self.tabs, 1)
+
+    def service_changed(self) -> None:
+        """After the embedded service restarted (here or on the Service screen): the notice
+        and the issuer's address follow it."""
+        self.office_down.refresh()
+        self.issuer_panel.follow_service()
 
     def shutdown(self) -> None:
         """Stop a running pay run (resumable) and close the typed-in issuer's client."""

@@ -148,27 +148,6 @@ def test_issuing_survives_a_restart_on_the_kept_port(
     assert verified.verified and verified.payslip.issuer.name == "Harbour Payroll"
 
 
-def test_a_saved_issuer_follows_the_service_to_another_port(
-    qtbot: QtBot, office: Office, no_leaks: None
-) -> None:
-    first = office.start()
-    screen, tasks = admin_screen(qtbot, first)
-    add_issuer_used_here(qtbot, screen, "Harbour Payroll")
-    tasks.wait()
-    old_port = int(str(office.saved()["service_port"]))
-    # Another program took the port while the app was closed.
-    first.close()
-    office.context = None
-    with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", old_port))
-        squatter.listen(1)
-        moved = office.start()
-        new_port = int(str(office.saved()["service_port"]))
-        assert new_port != old_port and moved.service_url.endswith(f":{new_port}")
-        payload = issue_one(qtbot, moved)
-    assert moved.verifier.verify_payload(payload).verified
-
-
 def test_a_changed_port_in_settings_is_followed_too(
     qtbot: QtBot, office: Office, no_leaks: None
 ) -> None:
