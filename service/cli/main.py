@@ -54,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse tokens signed with the old key at once (it may have leaked)",
     )
+    actions.add_parser(
+        "rotate-receipt-key", help="a new receipt key; the old one still checks its receipts"
+    )
+    actions.add_parser(
+        "revoke-receipt-key", help="after a leak: every receipt under this key is refused"
+    ).add_argument("--kid", required=True)
+    actions.add_parser("list-receipt-keys", help="every receipt key and its state")
     actions.add_parser("list")
     for action in actions.choices.values():  # `admin list --data-dir D` works too
         action.add_argument("--data-dir", metavar="D", default=argparse.SUPPRESS)
@@ -108,6 +115,12 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
             return pair_verifier(domain.pairings, args.client_id, args.public_url)
         if args.action == "rotate-signing-key":
             return domain.signing.rotate(drop_previous=args.drop_previous)
+        if args.action == "rotate-receipt-key":
+            return domain.receipt_keys.rotate()
+        if args.action == "revoke-receipt-key":
+            return domain.receipt_keys.revoke(args.kid)
+        if args.action == "list-receipt-keys":
+            return domain.receipt_keys.listing()
         if args.action in ("create-issuer", "create-verifier") and not args.allow_duplicate_name:
             refusal = duplicate_name_refusal(store, args.action.split("-")[1], args.name)
             if refusal is not None:

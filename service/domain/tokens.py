@@ -264,16 +264,12 @@ class TokenService:
 
     def jwks(self) -> Jwks:
         """Every key that verifies tokens now (the current one, and the previous one for a
-        token lifetime after a rotation), then every replaced key, kept for the receipts it may
-        have signed (PROTOCOL §11) and marked verify-only."""
+        token lifetime after a rotation). Receipt keys are published beside them
+        (service.domain.receipt_keys); a replaced token key is not: it vouches for nothing."""
         keys = []
         for kid, public in self._signing.published():
             jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
             jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA"})
-            keys.append(jwk)
-        for kid, public in self._signing.archived():
-            jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
-            jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA", "key_ops": ["verify"]})
             keys.append(jwk)
         return Jwks(keys=keys)
 
