@@ -217,6 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    from service.http.log_text import RedactingFilter
+
+    logging.getLogger("waitress").addFilter(RedactingFilter())  # it may quote a request's path
     try:
         if args.command == "init":
             _print(init_instance(data_dir_or_default(args.data_dir)))

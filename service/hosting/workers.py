@@ -26,11 +26,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger as GunicornLogger
 from gunicorn.http import parser as gunicorn_parser
 from gunicorn.workers.gthread import ThreadWorker
 
 from service.composition.settings import read_settings
 from service.hosting.wsgi import SERVE_OPTIONS, Settings
+from service.http.log_text import RedactingFilter
 
 log = logging.getLogger("service.workers")
 
@@ -118,6 +120,17 @@ def _closing_unread(app: Any) -> Any:
     return wsgi
 
 
+class RedactingGunicornLogger(GunicornLogger):  # type: ignore[misc]
+    """gunicorn's logger with every path and control character in its lines redacted: at DEBUG
+    it logs each request's method and path as sent (a payload, for a confused client), and a
+    refusal quotes the request line (issue 37 #3)."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for logger in (self.error_log, self.access_log):
+            logger.addFilter(RedactingFilter())
+
+
 class _Server(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
         self._settings = settings
@@ -188,6 +201,7 @@ def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metri
         "accesslog": None,  # the app writes its own JSON access lines (service.http.metrics)
         "errorlog": "-",
         "loglevel": (read_settings().log_level or "info").lower(),
+        "logger_class": "service.hosting.workers.RedactingGunicornLogger",
         "preload_app": False,
         "when_ready": _when_ready(url),
         "child_exit": _child_exit,

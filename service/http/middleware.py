@@ -15,6 +15,7 @@ from typing import Any
 
 from service.http.environ import REQUEST_ID_KEY, WsgiApp
 from service.http.errors import error_headers, error_json, internal_error
+from service.http.log_text import logged_method, logged_path
 
 log = logging.getLogger("service.http")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -60,8 +61,8 @@ class RequestIdMiddleware:
             log.log(
                 level,
                 "%s %s %s request_id=%s %.1fms",
-                environ.get("REQUEST_METHOD"),
-                environ.get("PATH_INFO"),
+                logged_method(environ),
+                logged_path(environ),  # never the path as sent: it may hold a payload
                 status,
                 request_id,
                 (time.perf_counter() - started) * 1000,

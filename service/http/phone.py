@@ -89,14 +89,6 @@ def wants_html(environ: dict[str, Any]) -> bool:
     return json_at < 0 or accept.find("text/html") < json_at
 
 
-def _redact_logged_path(environ: dict[str, Any]) -> None:
-    """The access log shows PATH_INFO. The older scan URL form puts a whole payload in the path
-    (`/v/<percent-encoded payload>`); keep it out of the log (PROTOCOL §2: never logged)."""
-    path = str(environ.get("PATH_INFO", ""))
-    if len(path) > len("/v/") + 22:
-        environ["PATH_INFO"] = "/v/…"
-
-
 class PhonePages:
     """The rendered page and the not-found page, built once per app."""
 
@@ -112,7 +104,6 @@ def add_phone_routes(app: bottle.Bottle, config: ServiceConfig) -> PhonePages:
     plain = {"skip": ["payslip_api"]}
 
     def page(rest: str = "") -> bytes:
-        _redact_logged_path(bottle.request.environ)
         return _html(pages.page)
 
     def asset(name: str) -> bytes:
