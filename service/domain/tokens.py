@@ -25,6 +25,8 @@ from service.protocol.schemas import Jwks, TokenResponse
 from service.storage.port import Client
 
 TOKEN_TTL_SECONDS = 900
+CLOCK_SKEW_SECONDS = 60
+"""How far in the future a token's `iat` may be (another host's clock running ahead)."""
 VERIFIED_CACHE_SIZE = 10_000
 """Tokens whose signature was already checked. Signature checks cost ~0.5 ms each in PyJWT, more
 than the whole rest of a verification; expiry, scope, audience and the client's state are still
@@ -184,8 +186,13 @@ class TokenService:
         if self._signing.public_key(kid, cached=cached_keys) is None:  # dropped since, expired
             raise self._untrusted(kid, cached_keys, "a key that is no longer trusted")
         now = self._clock.now().timestamp()
-        if not isinstance(claims["exp"], int | float) or claims["exp"] <= now:
+        exp, iat = claims["exp"], claims["iat"]
+        if not isinstance(exp, int | float) or exp <= now:
             raise _unauthorized("the token has expired")
+        if not isinstance(iat, int | float) or iat > now + CLOCK_SKEW_SECONDS:
+            raise _unauthorized("the token was issued in the future")
+        if exp - iat > self._ttl:
+            raise _unauthorized("the token lives longer than this service's tokens do")
         if claims.get("env") != self._env:
             raise _unauthorized("the token is for another environment")
         token_scope = str(claims["scope"])
@@ -215,11 +222,18 @@ class TokenService:
             client = self._clients.active(client_id)
             refuse_inactive_client(client)
             assert client is not None
-            return Principal(client.client_id, client.role, client.owner_id, token_scope)
-        identity = self._clients.identity(client_id)
-        if identity is None:
-            raise _unauthorized(INACTIVE_CLIENT)
-        return Principal(client_id, identity[0], identity[1], token_scope)
+            principal = Principal(client.client_id, client.role, client.owner_id, token_scope)
+        else:
+            identity = self._clients.identity(client_id)
+            if identity is None:
+                raise _unauthorized(INACTIVE_CLIENT)
+            principal = Principal(client_id, identity[0], identity[1], token_scope)
+        # A token is minted only for its client's own role (`grant`); one whose scope is not
+        # the role was not minted here, whoever signed it (issue 37: a verifier `sub` with
+        # `service:admin`), so it is refused as a forgery, on every request.
+        if ROLE_SCOPES.get(principal.role) != token_scope:
+            raise _unauthorized("the token's scope is not its client's role")
+        return principal
 
     def client_refusal(self, client_id: str) -> ServiceError | None:
         """UNAUTHORIZED when the client is unknown or disabled now, else None."""

@@ -26,8 +26,14 @@ import time
 from functools import partial
 from typing import Any
 
+from gunicorn import util as gunicorn_util
+
+from service.domain.errors import ServiceError
 from service.hosting.slow_clients import SlowClientLimits
 from service.hosting.workers import DrainingThreadWorker
+from service.http.errors import error_headers, error_json
+from service.http.middleware import new_request_id
+from service.protocol.errors import ErrorCode
 
 MAX_HEAD = 64 * 1024
 """More than any legitimate head (gunicorn's own limits are lower); handed to gunicorn, which
@@ -115,6 +121,7 @@ class GuardedThreadWorker(DrainingThreadWorker):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        gunicorn_util.write_error = write_json_error  # this worker process's own answers
         self.limits = SlowClientLimits.from_env()
         self.reading: dict[Any, _Reading] = {}
 
@@ -196,3 +203,21 @@ class GuardedThreadWorker(DrainingThreadWorker):
         for reading in list(self.reading.values()):
             if reading.too_slow(self.limits, now):
                 self._drop(reading)
+
+
+def write_json_error(sock: Any, status: int, reason: str, message: str) -> None:
+    """gunicorn's own answers (a malformed head, an unsupported transfer coding), which it
+    writes as an HTML page quoting the request line: the service's JSON error object instead,
+    with an X-Request-ID and the security headers every answer carries (issue 37), as the
+    single-process server's (service.hosting.waitress_guard.JsonErrorTask)."""
+    if status >= 500:
+        failure = ServiceError(ErrorCode.INTERNAL_ERROR, "the server could not read the request")
+    else:
+        failure = ServiceError(ErrorCode.VALIDATION_FAILED, "the HTTP request is malformed")
+    body = error_json(failure)
+    headers = {**error_headers(failure), "X-Request-ID": new_request_id(), "Connection": "close"}
+    code = failure.code
+    head = f"HTTP/1.1 {code.status} {code.replace('_', ' ').title()}\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    head += f"Content-Length: {len(body)}\r\n\r\n"
+    gunicorn_util.write_nonblock(sock, head.encode("latin-1") + body)

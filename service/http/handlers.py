@@ -193,7 +193,8 @@ def retire_key(context: Context, call: Call) -> Reply:
 
 
 def disable_client(context: Context, call: Call) -> Reply:
-    return Reply(200, context.domain.admin.disable_client(call.args["client_id"]))
+    admin = context.domain.admin
+    return Reply(200, admin.disable_client(call.args["client_id"], keep_an_admin=True))
 
 
 def overview(context: Context, call: Call) -> Reply:

@@ -24,13 +24,14 @@ from urllib.parse import urlsplit
 import bottle
 
 from service.composition.config import ServiceConfig
+from service.http.errors import SECURITY_HEADERS
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
-BASE_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+BASE_HEADERS = SECURITY_HEADERS
 HTML_HEADERS = {
     **BASE_HEADERS,
     "Content-Security-Policy": CSP,
