@@ -79,6 +79,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--public-url")
     serve.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS (with --tls-key)")
     serve.add_argument("--tls-key", help="PEM private key of --tls-cert")
+    serve.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain HTTP on a --host other computers reach (everything crosses in clear)",
+    )
+    serve.add_argument(
+        "--admin-network",
+        action="store_true",
+        help="let the admin API answer callers beyond this computer (default: loopback only)",
+    )
     serve.add_argument("--issuer-url")
     serve.add_argument("--verifier-url")
     serve.add_argument("--auth-url")
@@ -141,6 +151,18 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from service.hosting.network_address import (
+        beyond_loopback,
+        needs_tls_refusal,
+        plain_http_warning,
+    )
+
+    # Before anything binds: a listener other computers reach speaks HTTPS, or the operator
+    # said in so many words that it may not (and is told what crosses the network in clear).
+    if beyond_loopback(args.host) and not (args.tls_cert or args.tls_key):
+        if not args.insecure_http:
+            raise InstanceError(needs_tls_refusal(args.host))
+        tell(plain_http_warning(args.host))
     if args.workers > 1:  # before anything imports prometheus-client (multiprocess mode)
         try:
             from service.hosting.workers import serve_cli
@@ -163,6 +185,8 @@ def _serve(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "in_thread": False,
         "graceful_timeout": float(args.graceful_timeout),
+        "insecure_http": args.insecure_http,
+        "admin_network": args.admin_network,
     }
     if args.tls_cert or args.tls_key:
         from service.hosting.tls import TlsError, server_context
@@ -196,7 +220,7 @@ def _serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, running.control.on_signal)
     signal.signal(signal.SIGINT, running.control.on_signal)
     try:
-        print(f"listening on {running.url}", flush=True)
+        print(f"listening on {running.listening}", flush=True)  # the address really bound
         running.serve()
     finally:
         running.close()  # a demo's temporary directory goes with it

@@ -29,6 +29,11 @@ refusals a server answers from a request's head before the app sees it (through
 `error_headers`)."""
 
 
+HSTS = ("Strict-Transport-Security", "max-age=31536000")
+"""On every answer sent over HTTPS (a browser that once reached the service over HTTPS never
+tries plain HTTP to it again, for a year)."""
+
+
 def error_headers(error: ServiceError) -> dict[str, str]:
     headers = {"Content-Type": "application/json", "Cache-Control": "no-store", **SECURITY_HEADERS}
     if error.code is ErrorCode.UNAUTHORIZED:

@@ -15,7 +15,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from service.http.environ import REQUEST_ID_KEY, WsgiApp
-from service.http.errors import SECURITY_HEADERS, error_headers, error_json, internal_error
+from service.http.errors import (
+    HSTS,
+    SECURITY_HEADERS,
+    error_headers,
+    error_json,
+    internal_error,
+)
 from service.http.log_text import logged_method, logged_path
 
 log = logging.getLogger("service.http")
@@ -38,6 +44,7 @@ class RequestIdMiddleware:
         incoming = environ.get("HTTP_X_REQUEST_ID", "")
         request_id = incoming if REQUEST_ID_RE.match(incoming) else new_request_id()
         environ[REQUEST_ID_KEY] = request_id
+        over_tls = environ.get("wsgi.url_scheme") == "https"
         started = time.perf_counter()
         status_seen: list[str] = []
 
@@ -46,6 +53,8 @@ class RequestIdMiddleware:
             headers.append(("X-Request-ID", request_id))
             present = {k.lower() for k, _ in headers}
             headers += [(k, v) for k, v in SECURITY_HEADERS.items() if k.lower() not in present]
+            if over_tls:
+                headers.append(HSTS)
             status_seen.append(status)
             return start_response(status, headers, exc_info)
 
