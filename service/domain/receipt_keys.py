@@ -101,8 +101,10 @@ class ReceiptKeys:
     def signer(self) -> tuple[str, Ed25519PrivateKey]:
         """The current key (made on first use), as the store says now."""
         state = self._read()
-        if state.signer is None:
-            self._change(lambda keys, signer: self._with_new_current(keys))
+        if state.signer is None:  # another process may make it first: then that one is kept
+            self._change(
+                lambda keys, signer: (keys, signer) if signer else self._with_new_current(keys)
+            )
             state = self._read()
         assert state.signer is not None
         return receipt_kid(state.signer.public_key()), state.signer

@@ -636,6 +636,20 @@ class StoreContract:
         marks = (store.get_setting("marks") or "").strip(",").split(",")
         assert sorted(marks) == sorted(f"{t}-{i}" for t in range(8) for i in range(10))
 
+    def test_the_first_receipt_key_is_made_once_among_threads(self, store: Store) -> None:
+        from service.domain.clock import SystemClock
+        from service.domain.receipt_keys import ReceiptKeys
+
+        kids: list[str] = []
+
+        def work(t: int) -> None:
+            kids.append(ReceiptKeys(store, b"\x11" * 32, SystemClock()).signer()[0])
+
+        run_threads(8, work)
+        assert len(set(kids)) == 1 and len(kids) == 8
+        published = ReceiptKeys(store, b"\x11" * 32, SystemClock()).published()
+        assert [k.kid for k in published] == kids[:1]
+
     def test_receipt_keys_rotate_and_revoke_without_losing_either(self, store: Store) -> None:
         """PROTOCOL §11 on this store: receipt keys apart from token keys; rotations and
         revocations made at once by several writers (processes sharing the store) all land; the
