@@ -6,8 +6,15 @@ published keys (a JWKS: a saved file, or fetched from the service) and a standar
 
 Three outcomes, as `python -m app receipt check` exits: genuine (0), altered or not a receipt
 (1: the signature fails, the header is not a receipt's, or the claims are not a receipt's), and
-cannot check (2: no published key has the receipt's `kid`, or the keys cannot be had). Qt-free:
-the CLI, the verify screen and the record PDF all use it.
+cannot check (2: no published receipt key has the receipt's `kid`, the key was revoked after a
+leak, or the keys cannot be had). Qt-free: the CLI, the verify screen and the record PDF all use
+it.
+
+Only a receipt key (`kid` starting `receipt-`) vouches for a receipt: the JWKS also lists the
+access-token keys, and a token key (leaked, or dropped as suspect) must never make a receipt
+genuine. A revoked receipt key is refused whatever the receipt's `iat`: whoever holds the leaked
+key writes any date they like, so a genuine receipt from before the leak and a forgery look the
+same (PROTOCOL §11).
 """
 
 from __future__ import annotations
@@ -30,6 +37,13 @@ from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
 from service.protocol.vocabulary import RecordStatus, Verdict
 
 JWKS_PATH = "/.well-known/jwks.json"
+RECEIPT_KID_PREFIX = "receipt-"
+"""Receipt keys' kids (service.domain.receipt_keys.KID_PREFIX: the wire word, not imported so
+that the app's allow-list of service imports stays what it is)."""
+REVOKED_KEY = (
+    "The key that signed this receipt was revoked after a leak; a genuine receipt from before "
+    "the leak cannot be told from a forgery: verify the payslip again."
+)
 _JWS = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
 MAX_RECEIPT_CHARS = 8192
 
@@ -88,7 +102,10 @@ def check_receipt(receipt: str, jwks: dict[str, Any]) -> ReceiptCheck:
     if header.get("typ") != RECEIPT_TYPE or header.get("alg") != "EdDSA":
         return ReceiptCheck("altered", "This is a signed token, but not a verification receipt.")
     kid = header.get("kid")
-    key = _key(jwks, kid)
+    entry = _entry(jwks, kid)
+    if entry is not None and "revoked_at" in entry:
+        return ReceiptCheck("cannot_check", REVOKED_KEY)
+    key = _key(entry)
     if key is None:
         return ReceiptCheck(
             "cannot_check",
@@ -115,16 +132,23 @@ def check_receipt(receipt: str, jwks: dict[str, Any]) -> ReceiptCheck:
     return ReceiptCheck("genuine", "The verification service signed this receipt.", parsed)
 
 
-def _key(jwks: dict[str, Any], kid: object) -> Any:
-    if not isinstance(kid, str):
+def _entry(jwks: dict[str, Any], kid: object) -> dict[str, Any] | None:
+    """The published receipt key named `kid`; None for any other (a token key included)."""
+    if not isinstance(kid, str) or not kid.startswith(RECEIPT_KID_PREFIX):
         return None
     for entry in jwks.get("keys", []) if isinstance(jwks, dict) else []:
         if isinstance(entry, dict) and entry.get("kid") == kid:
-            try:
-                return jwt.PyJWK.from_dict(entry, algorithm="EdDSA").key
-            except jwt.PyJWTError:
-                return None
+            return entry
     return None
+
+
+def _key(entry: dict[str, Any] | None) -> Any:
+    if entry is None:
+        return None
+    try:
+        return jwt.PyJWK.from_dict(entry, algorithm="EdDSA").key
+    except jwt.PyJWTError:
+        return None
 
 
 def load_jwks(source: str) -> dict[str, Any]:

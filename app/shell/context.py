@@ -164,6 +164,13 @@ def start_embedded_service(
             public_url=public,
             environment=environment or settings.environment,
             tls=tls,
+            # "This office network" without a certificate serves plain HTTP, as it always has:
+            # the Service screen says what crosses the network in clear when it is chosen
+            # (app.ui.service_address). A listener on this computer only is loopback anyway.
+            insecure_http=tls is None,
+            # The app's own admin client reaches its service on loopback (`Running.url`), and
+            # no other desk uses the admin API, so it stays on this computer only.
+            admin_network=False,
         )
     except OSError as exc:
         if not settings.service_port or port_free(host, port):

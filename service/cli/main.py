@@ -74,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse tokens signed with the old key at once (it may have leaked)",
     )
+    actions.add_parser(
+        "rotate-receipt-key", help="a new receipt key; the old one still checks its receipts"
+    )
+    actions.add_parser(
+        "revoke-receipt-key", help="after a leak: every receipt under this key is refused"
+    ).add_argument("--kid", required=True, help="the receipt key's id (see list-receipt-keys)")
+    actions.add_parser("list-receipt-keys", help="every receipt key and its state")
     actions.add_parser("list", help="issuers, verifiers, keys and record counts (no secrets)")
     for action in actions.choices.values():  # `admin list --data-dir D` works too
         action.add_argument(
@@ -102,6 +109,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--tls-cert", help="PEM certificate (chain): serve HTTPS (with --tls-key)")
     serve.add_argument("--tls-key", help="PEM private key of --tls-cert")
+    serve.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain HTTP on a --host other computers reach (everything crosses in clear)",
+    )
+    serve.add_argument(
+        "--admin-network",
+        action="store_true",
+        help="let the admin API answer callers beyond this computer (default: loopback only)",
+    )
     serve.add_argument("--issuer-url", help="the issuer API's base URL (default: --public-url)")
     serve.add_argument("--verifier-url", help="the verifier API's base URL (default: --public-url)")
     serve.add_argument("--auth-url", help="the token endpoint's base URL (default: --public-url)")
@@ -153,6 +170,12 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
             return pair_verifier(domain.pairings, args.client_id, args.public_url)
         if args.action == "rotate-signing-key":
             return domain.signing.rotate(drop_previous=args.drop_previous)
+        if args.action == "rotate-receipt-key":
+            return domain.receipt_keys.rotate()
+        if args.action == "revoke-receipt-key":
+            return domain.receipt_keys.revoke(args.kid)
+        if args.action == "list-receipt-keys":
+            return domain.receipt_keys.listing()
         if args.action in ("create-issuer", "create-verifier") and not args.allow_duplicate_name:
             refusal = duplicate_name_refusal(store, args.action.split("-")[1], args.name)
             if refusal is not None:
@@ -173,6 +196,18 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from service.hosting.network_address import (
+        beyond_loopback,
+        needs_tls_refusal,
+        plain_http_warning,
+    )
+
+    # Before anything binds: a listener other computers reach speaks HTTPS, or the operator
+    # said in so many words that it may not (and is told what crosses the network in clear).
+    if beyond_loopback(args.host) and not (args.tls_cert or args.tls_key):
+        if not args.insecure_http:
+            raise InstanceError(needs_tls_refusal(args.host))
+        tell(plain_http_warning(args.host))
     if args.workers > 1:  # before anything imports prometheus-client (multiprocess mode)
         try:
             from service.hosting.workers import serve_cli
@@ -195,6 +230,8 @@ def _serve(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "in_thread": False,
         "graceful_timeout": float(args.graceful_timeout),
+        "insecure_http": args.insecure_http,
+        "admin_network": args.admin_network,
     }
     if args.tls_cert or args.tls_key:
         from service.hosting.tls import TlsError, server_context
@@ -228,7 +265,7 @@ def _serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, running.control.on_signal)
     signal.signal(signal.SIGINT, running.control.on_signal)
     try:
-        print(f"listening on {running.url}", flush=True)
+        print(f"listening on {running.listening}", flush=True)  # the address really bound
         running.serve()
     finally:
         running.close()  # a demo's temporary directory goes with it
@@ -249,6 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    from service.http.log_text import RedactingFilter
+
+    logging.getLogger("waitress").addFilter(RedactingFilter())  # it may quote a request's path
     try:
         if args.command == "init":
             _print(init_instance(data_dir_or_default(args.data_dir)))

@@ -61,6 +61,9 @@ class ServiceConfig:
     token_ttl: int = 900
     instance_id: str = "local"
     """Names the instance whose workers share the concurrent-batch limit (one `serve`)."""
+    admin_network: bool = False
+    """Whether the admin API answers callers beyond this computer (`serve --admin-network`);
+    by default it answers on loopback only (issue 37)."""
 
     @property
     def audiences(self) -> Audiences:

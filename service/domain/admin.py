@@ -97,7 +97,18 @@ class Admin:
         retired = self._keys.retire(key_version)
         return KeyRetired(key_version=retired.key_version, status=KeyState.RETIRED)
 
-    def disable_client(self, client_id: str) -> ClientDisabled:
+    def disable_client(self, client_id: str, *, keep_an_admin: bool = False) -> ClientDisabled:
+        """`keep_an_admin` (the HTTP route): refuse to disable the last enabled admin client,
+        which would leave no one able to use the admin API (issue 37); the CLI, run on the data
+        directory by whoever holds it, may."""
+        if keep_an_admin:
+            admins = [c for c in self._store.list_clients() if c.role == "admin" and not c.disabled]
+            if [c.client_id for c in admins] == [client_id]:
+                raise ServiceError(
+                    ErrorCode.CONFLICT,
+                    "this is the last enabled admin client: disabling it would lock the admin "
+                    "API; create another admin client first, or use the CLI on the data directory",
+                )
         if not self._store.set_client_disabled(client_id, True):
             raise ServiceError(ErrorCode.SERVICE_REFERENCE_NOT_FOUND, "no such client")
         return ClientDisabled(client_id=client_id, disabled=True)

@@ -1,6 +1,7 @@
 """The domain's composition: one object holding every service, built from a store and secrets.
 
-Instance secrets (the token signing keys, see service/domain/signing_keys.py, and the HMAC keys
+Instance secrets (the token signing keys, see service/domain/signing_keys.py, the receipt keys,
+service/domain/receipt_keys.py, and the HMAC keys
 for client secrets and pairing codes) live in the store wrapped under the master key; they are
 created on first use, so `init` and a fresh demo instance need no separate step.
 """
@@ -14,6 +15,7 @@ from service.domain.clients import ClientRegistry
 from service.domain.clock import Clock
 from service.domain.keys import KeyRing
 from service.domain.pairing import Pairings
+from service.domain.receipt_keys import ReceiptKeys
 from service.domain.receipts import Receipts
 from service.domain.registration import Registration
 from service.domain.revocation import Revocation
@@ -37,6 +39,7 @@ class Domain:
     admin: Admin
     pairings: Pairings
     signing: SigningKeys
+    receipt_keys: ReceiptKeys
     receipts: Receipts
 
 
@@ -59,6 +62,7 @@ def build_domain(
     keys = KeyRing(store, master_key, clock)
     tokens = TokenService(signing, audiences, environment, clients, clock, token_ttl)
     verification = Verification(store, keys, clock)
+    receipt_keys = ReceiptKeys(store, master_key, clock)
     return Domain(
         store=store,
         keys=keys,
@@ -69,7 +73,8 @@ def build_domain(
         revocation=Revocation(store, clock),
         admin=Admin(store, keys, clients, clock),
         signing=signing,
-        receipts=Receipts(verification, signing, clock, audiences.verifier_url, environment),
+        receipt_keys=receipt_keys,
+        receipts=Receipts(verification, receipt_keys, clock, audiences.verifier_url, environment),
         pairings=Pairings(
             store,
             clients,

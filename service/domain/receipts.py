@@ -1,10 +1,12 @@
 """Signed verification receipts (PROTOCOL §11): evidence a lender files, that the service forgets.
 
 A receipt is made by verifying exactly as verifyPayload does (`Verification.check`, the same read,
-key choice and refusals), then signing what the outcome says with the instance's current token
-signing key. A refusal about the document (unknown reference, altered, key withdrawn) is recorded
-too: "we checked and it was not good" is evidence as well. Bad input and refused callers raise as
-they do for verifyPayload and make no receipt.
+key choice and refusals), then signing what the outcome says with the instance's current receipt
+key (service.domain.receipt_keys: never an access-token key). A refusal about the document
+(unknown reference, altered, key withdrawn) is recorded too: "we checked and it was not good" is
+evidence as well. Bad input and refused callers raise as they do for verifyPayload and make no
+receipt. A refusal names no issuer: a reference alone (with a made-up ciphertext) must not tell
+a caller whose payslip it is, as verifyPayload's refusals do not.
 
 The claims are built field by field from the outcome (never by copying the verification result),
 so the employee's account, address and tax number cannot reach a receipt. Nothing of a receipt is
@@ -19,7 +21,7 @@ from typing import Any
 import jwt
 
 from service.domain.clock import Clock
-from service.domain.signing_keys import SigningKeys
+from service.domain.receipt_keys import ReceiptKeys
 from service.domain.verification import Checked, Verification
 from service.protocol.encoding import b64url_encode
 from service.protocol.schemas import (
@@ -58,9 +60,9 @@ def receipt_claims(
 ) -> ReceiptClaims:
     """The claims for one outcome (a result, or a refusal about the document)."""
     result = checked.result
-    issuer = (
+    issuer = (  # only once the ciphertext authenticated: the issuer's own key sealed it
         ReceiptIssuer(id=checked.issuer.issuer_id, name=checked.issuer.name)
-        if checked.issuer is not None
+        if checked.issuer is not None and result is not None
         else None
     )
     if result is None:
@@ -99,7 +101,7 @@ class Receipts:
     def __init__(
         self,
         verification: Verification,
-        signing: SigningKeys,
+        signing: ReceiptKeys,
         clock: Clock,
         verifier_url: str,
         environment: str,
@@ -120,7 +122,7 @@ class Receipts:
             verifier=client_id,
             env=self._env,
         )
-        kid, key = self._signing.current()
+        kid, key = self._signing.signer()
         token = jwt.encode(
             claims.wire(), key, algorithm="EdDSA", headers={"kid": kid, "typ": RECEIPT_TYPE}
         )

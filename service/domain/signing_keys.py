@@ -5,14 +5,8 @@ previous key keeps verifying the tokens it signed until they would have expired 
 lifetime), so a planned rotation signs nobody out; with `--drop-previous` (a key that may have
 leaked) its tokens are refused at once. Both keys are published in the JWKS while they verify.
 
-Receipts (PROTOCOL §11) are signed with the same current key and never expire, so every key that
-stops signing keeps its *public* half published for good (`archived`, marked verify-only in the
-JWKS), whether or not it happened to sign a receipt: remembering "signed a receipt" would cost a
-store write on the receipt path, and a worker still signing with the old key for up to
-REFRESH_SECONDS after a rotation could sign one the rotation did not see. One public key per
-rotation is a small price. The list is kept wrapped under the master key like the private keys,
-so someone who can write the database but lacks the master key cannot add a key of their own to
-the JWKS (and with it, forge receipts).
+Receipts (PROTOCOL §11) are signed with keys of their own (service.domain.receipt_keys): a token
+key that stops verifying tokens is gone from the JWKS, and cannot vouch for a receipt.
 
 The keys live in the store, wrapped under the master key like every instance secret. A serving
 process reads them again at most every REFRESH_SECONDS, so a rotation made by the CLI reaches
@@ -21,7 +15,6 @@ every running server and worker within that time, without a restart.
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 import time
@@ -41,9 +34,7 @@ from service.storage.port import Store
 SIGNING_KEY_SETTING = "token_signing_key"
 PREVIOUS_KEY_SETTING = "token_signing_key_previous"
 PREVIOUS_UNTIL_SETTING = "token_signing_key_previous_until"
-ARCHIVE_SETTING = "receipt_verify_keys"
-"""Public keys (kid, raw key) of every signing key that was replaced, oldest first."""
-WATCHED = (SIGNING_KEY_SETTING, PREVIOUS_KEY_SETTING, PREVIOUS_UNTIL_SETTING, ARCHIVE_SETTING)
+WATCHED = (SIGNING_KEY_SETTING, PREVIOUS_KEY_SETTING, PREVIOUS_UNTIL_SETTING)
 REFRESH_SECONDS = 2.0
 
 
@@ -79,11 +70,6 @@ class _Keys:
     previous: Ed25519PublicKey | None
     previous_kid: str | None
     previous_until: str | None
-    archived: tuple[tuple[str, Ed25519PublicKey], ...] = ()
-
-
-def _raw(key: Ed25519PublicKey) -> str:
-    return b64url_encode(key.public_bytes(Encoding.Raw, PublicFormat.Raw))
 
 
 class SigningKeys:
@@ -138,19 +124,12 @@ class SigningKeys:
             found.append((keys.previous_kid, keys.previous))
         return found
 
-    def archived(self) -> list[tuple[str, Ed25519PublicKey]]:
-        """Every replaced signing key no longer trusted for tokens: it verifies receipts only."""
-        keys = self._fresh()
-        trusted = {kid for kid, _ in self.published()}
-        return [(kid, key) for kid, key in keys.archived if kid not in trusted]
-
     def rotate(self, drop_previous: bool = False) -> dict[str, str | None]:
         """Make a new key current; the old one verifies its tokens for one lifetime more, or
         not at all with `drop_previous`."""
         with self._lock:
             old = _unwrap(self._setting(SIGNING_KEY_SETTING), self._master, SIGNING_KEY_SETTING)
             new = secrets.token_bytes(32)
-            self._archive(Ed25519PrivateKey.from_private_bytes(old).public_key())
             until = (
                 None if drop_previous else iso_z(self._clock.now() + timedelta(seconds=self._ttl))
             )
@@ -168,23 +147,6 @@ class SigningKeys:
             "previous_kid": kid_of(previous),
             "previous_valid_until": until,
         }
-
-    def _archive(self, public: Ed25519PublicKey) -> None:
-        """Add a key that stops signing to the published archive, before the rotation replaces
-        it: a crash between the two writes leaves an extra published key, never a missing one."""
-        entries = self._read_archive()
-        kid = _raw(public)[:16]
-        if all(entry[0] != kid for entry in entries):
-            entries.append([kid, _raw(public)])
-            plain = json.dumps(entries, separators=(",", ":")).encode("ascii")
-            self._store.set_setting(ARCHIVE_SETTING, _wrap(plain, self._master, ARCHIVE_SETTING))
-
-    def _read_archive(self) -> list[list[str]]:
-        wrapped = self._store.get_setting(ARCHIVE_SETTING)
-        if not wrapped:
-            return []
-        entries = json.loads(_unwrap(wrapped, self._master, ARCHIVE_SETTING))
-        return [[str(kid), str(raw)] for kid, raw in entries]
 
     def _previous_valid(self, keys: _Keys) -> bool:
         return bool(keys.previous_until) and iso_z(self._clock.now()) < str(keys.previous_until)
@@ -244,15 +206,10 @@ class SigningKeys:
                 _unwrap(wrapped_previous, self._master, PREVIOUS_KEY_SETTING)
             )
             previous, previous_kid = old.public_key(), kid_of(old)
-        archived = tuple(
-            (kid, Ed25519PublicKey.from_public_bytes(b64url_decode(raw)))
-            for kid, raw in self._read_archive()
-        )
         return _Keys(
             current,
             kid_of(current),
             previous,
             previous_kid,
             self._store.get_setting(PREVIOUS_UNTIL_SETTING) or None,
-            archived,
         )

@@ -25,6 +25,8 @@ from service.protocol.schemas import Jwks, TokenResponse
 from service.storage.port import Client
 
 TOKEN_TTL_SECONDS = 900
+CLOCK_SKEW_SECONDS = 60
+"""How far in the future a token's `iat` may be (another host's clock running ahead)."""
 VERIFIED_CACHE_SIZE = 10_000
 """Tokens whose signature was already checked. Signature checks cost ~0.5 ms each in PyJWT, more
 than the whole rest of a verification; expiry, scope, audience and the client's state are still
@@ -197,8 +199,13 @@ class TokenService:
         if self._signing.public_key(kid, cached=cached_keys) is None:  # dropped since, expired
             raise self._untrusted(kid, cached_keys, "a key that is no longer trusted")
         now = self._clock.now().timestamp()
-        if not isinstance(claims["exp"], int | float) or claims["exp"] <= now:
+        exp, iat = claims["exp"], claims["iat"]
+        if not isinstance(exp, int | float) or exp <= now:
             raise _unauthorized("the token has expired")
+        if not isinstance(iat, int | float) or iat > now + CLOCK_SKEW_SECONDS:
+            raise _unauthorized("the token was issued in the future")
+        if exp - iat > self._ttl:
+            raise _unauthorized("the token lives longer than this service's tokens do")
         if claims.get("env") != self._env:
             raise _unauthorized("the token is for another environment")
         token_scope = str(claims["scope"])
@@ -226,11 +233,18 @@ class TokenService:
             client = self._clients.active(client_id)
             refuse_inactive_client(client)
             assert client is not None
-            return Principal(client.client_id, client.role, client.owner_id, token_scope)
-        identity = self._clients.identity(client_id)
-        if identity is None:
-            raise _unauthorized(INACTIVE_CLIENT)
-        return Principal(client_id, identity[0], identity[1], token_scope)
+            principal = Principal(client.client_id, client.role, client.owner_id, token_scope)
+        else:
+            identity = self._clients.identity(client_id)
+            if identity is None:
+                raise _unauthorized(INACTIVE_CLIENT)
+            principal = Principal(client_id, identity[0], identity[1], token_scope)
+        # A token is minted only for its client's own role (`grant`); one whose scope is not
+        # the role was not minted here, whoever signed it (issue 37: a verifier `sub` with
+        # `service:admin`), so it is refused as a forgery, on every request.
+        if ROLE_SCOPES.get(principal.role) != token_scope:
+            raise _unauthorized("the token's scope is not its client's role")
+        return principal
 
     def client_refusal(self, client_id: str) -> ServiceError | None:
         """UNAUTHORIZED when the client is unknown or disabled now, else None."""
@@ -275,16 +289,12 @@ class TokenService:
 
     def jwks(self) -> Jwks:
         """Every key that verifies tokens now (the current one, and the previous one for a
-        token lifetime after a rotation), then every replaced key, kept for the receipts it may
-        have signed (PROTOCOL §11) and marked verify-only."""
+        token lifetime after a rotation). Receipt keys are published beside them
+        (service.domain.receipt_keys); a replaced token key is not: it vouches for nothing."""
         keys = []
         for kid, public in self._signing.published():
             jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
             jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA"})
-            keys.append(jwk)
-        for kid, public in self._signing.archived():
-            jwk = jwt.algorithms.OKPAlgorithm.to_jwk(public, as_dict=True)
-            jwk.update({"kid": kid, "use": "sig", "alg": "EdDSA", "key_ops": ["verify"]})
             keys.append(jwk)
         return Jwks(keys=keys)
 

@@ -11,11 +11,14 @@ waitress does: the head, then the body it declares, into a buffer. Only a comple
 to a thread, which then parses it from memory and never waits on the client. A request whose
 head does not arrive within the header timeout, or whose body arrives slower than the minimum
 rate after the grace period (`service.hosting.slow_clients`, from the environment), is cut off.
-Handed
-over as they are (the application decides): a chunked body (read until its last chunk), a head
-with `Expect: 100-continue`, a declared body over MAX_BUFFERED (refused by the route's limit
-without being read), one that would take the worker past BUDGET bytes held for requests being
-read, and a malformed head (gunicorn answers 400).
+A head with
+`Expect: 100-continue` (issue 37: 110 such connections, sending their bodies a byte a second, held
+every thread of `serve --workers 2`) is answered `100 Continue` by the main loop itself, and its
+body read there under the same deadlines as any other; the header is taken out of the buffered
+head, so gunicorn does not send a second one. Handed over as they are (the application decides):
+a declared body over MAX_BUFFERED (refused by the route's limit without being read), one that
+would take the worker past BUDGET bytes held for requests being read, another expectation
+(gunicorn answers 417), and a malformed head (gunicorn answers 400).
 """
 
 from __future__ import annotations
@@ -26,8 +29,14 @@ import time
 from functools import partial
 from typing import Any
 
+from gunicorn import util as gunicorn_util
+
+from service.domain.errors import ServiceError
 from service.hosting.slow_clients import SlowClientLimits
 from service.hosting.workers import DrainingThreadWorker
+from service.http.errors import error_headers, error_json
+from service.http.middleware import new_request_id
+from service.protocol.errors import ErrorCode
 
 MAX_HEAD = 64 * 1024
 """More than any legitimate head (gunicorn's own limits are lower); handed to gunicorn, which
@@ -43,12 +52,13 @@ hold gigabytes."""
 _RECV = 64 * 1024  # below malloc's mmap threshold: a larger buffer costs an mmap per recv
 _CHUNKED = -1
 _AT_HEAD = -2
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
 class _Reading:
     """A request being read by the main loop."""
 
-    __slots__ = ("buf", "conn", "head_end", "needed", "room", "since", "started")
+    __slots__ = ("buf", "conn", "continue_due", "head_end", "needed", "room", "since", "started")
 
     def __init__(self, conn: Any, since: float, room: Any) -> None:
         self.conn = conn
@@ -58,6 +68,8 @@ class _Reading:
         self.started: float | None = None  # the request's first byte
         self.head_end = -1
         self.needed: int | None = None
+        self.continue_due = False
+        """The head asked for `100 Continue` (and the header was taken out): send it once."""
 
     def take(self, data: bytes, now: float) -> bool:
         """Add received bytes; True once the request is complete (or must go as it is)."""
@@ -69,14 +81,27 @@ class _Reading:
             if end < 0:
                 return len(self.buf) > MAX_HEAD
             self.head_end = end + 4
-            self.needed = _needed(bytes(self.buf[:end]), self.head_end)
+            self.needed, expects = _needed(bytes(self.buf[:end]), self.head_end)
             if self.needed > self.room():
                 self.needed = _AT_HEAD
+            elif expects:
+                self._take_expect_out(end)
         if self.needed == _AT_HEAD:
             return True
         if self.needed == _CHUNKED:
             return self.buf.endswith(b"0\r\n\r\n") or len(self.buf) > MAX_BUFFERED
         return len(self.buf) >= (self.needed or 0)
+
+    def _take_expect_out(self, end: int) -> None:
+        """Remove the `Expect` line from the buffered head (the main loop answers it)."""
+        lines = bytes(self.buf[:end]).split(b"\r\n")
+        kept = b"\r\n".join(line for line in lines if not line.lower().startswith(b"expect:"))
+        removed = end - len(kept)
+        self.buf[:end] = kept
+        self.head_end -= removed
+        if self.needed is not None and self.needed > 0:
+            self.needed -= removed
+        self.continue_due = True
 
     def too_slow(self, limits: SlowClientLimits, now: float) -> bool:
         if self.started is None:  # connected, nothing sent yet
@@ -84,27 +109,32 @@ class _Reading:
         return limits.too_slow(now - self.started, self.head_end >= 0, len(self.buf))
 
 
-def _needed(head: bytes, body_start: int) -> int:
-    """How many bytes the whole request has, from its head; or _CHUNKED, or _AT_HEAD."""
+def _needed(head: bytes, body_start: int) -> tuple[int, bool]:
+    """How many bytes the whole request has, from its head (or _CHUNKED, or _AT_HEAD), and
+    whether it asks for `100 Continue` (HTTP/1.1 only: HTTP/1.0 ignores the expectation)."""
     length = 0
     chunked = False
-    for line in head.split(b"\r\n")[1:]:
+    expects = False
+    lines = head.split(b"\r\n")
+    for line in lines[1:]:
         name, _, value = line.partition(b":")
         name = name.strip().lower()
         if name == b"content-length":
             try:
                 length = int(value.strip())
             except ValueError:
-                return _AT_HEAD  # gunicorn answers 400
+                return _AT_HEAD, False  # gunicorn answers 400
         elif name == b"transfer-encoding":
             chunked = b"chunked" in value.lower()
         elif name == b"expect":
-            return _AT_HEAD  # the client waits for 100 Continue before its body
+            if value.strip().lower() != b"100-continue":
+                return _AT_HEAD, False  # gunicorn answers 417
+            expects = not lines[0].rstrip().endswith(b"HTTP/1.0")
     if chunked:
-        return _CHUNKED
+        return _CHUNKED, expects
     if length < 0 or length > MAX_BUFFERED:
-        return _AT_HEAD
-    return body_start + length
+        return _AT_HEAD, False  # refused by the route's limit from the head
+    return body_start + length, expects and length > 0
 
 
 class GuardedThreadWorker(DrainingThreadWorker):
@@ -115,6 +145,7 @@ class GuardedThreadWorker(DrainingThreadWorker):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        gunicorn_util.write_error = write_json_error  # this worker process's own answers
         self.limits = SlowClientLimits.from_env()
         self.reading: dict[Any, _Reading] = {}
 
@@ -132,6 +163,8 @@ class GuardedThreadWorker(DrainingThreadWorker):
             if left and reading.take(left, time.monotonic()):
                 self._dispatch(reading)
                 return
+            if left and not self._answer_expectation(reading):
+                return  # dropped
         if self._receive(reading):
             return  # dispatched or dropped
         self.reading[conn] = reading
@@ -162,8 +195,26 @@ class GuardedThreadWorker(DrainingThreadWorker):
             if reading.take(data, time.monotonic()):
                 self._dispatch(reading)
                 return True
+            if not self._answer_expectation(reading):
+                return True  # dropped
             if len(data) < _RECV:
                 return False
+
+    def _answer_expectation(self, reading: _Reading) -> bool:
+        """Send `100 Continue` to a head that asked for it and whose body is not all here yet;
+        False when the connection had to be dropped (the client is gone, or so slow to read
+        that 25 bytes do not fit in its socket's buffer)."""
+        if not reading.continue_due:
+            return True
+        reading.continue_due = False
+        try:
+            sent = reading.conn.sock.send(CONTINUE)
+        except OSError:  # BlockingIOError included
+            sent = 0
+        if sent == len(CONTINUE):
+            return True
+        self._drop(reading)
+        return False
 
     def _dispatch(self, reading: _Reading) -> None:
         self._release(reading)
@@ -196,3 +247,21 @@ class GuardedThreadWorker(DrainingThreadWorker):
         for reading in list(self.reading.values()):
             if reading.too_slow(self.limits, now):
                 self._drop(reading)
+
+
+def write_json_error(sock: Any, status: int, reason: str, message: str) -> None:
+    """gunicorn's own answers (a malformed head, an unsupported transfer coding), which it
+    writes as an HTML page quoting the request line: the service's JSON error object instead,
+    with an X-Request-ID and the security headers every answer carries (issue 37), as the
+    single-process server's (service.hosting.waitress_guard.JsonErrorTask)."""
+    if status >= 500:
+        failure = ServiceError(ErrorCode.INTERNAL_ERROR, "the server could not read the request")
+    else:
+        failure = ServiceError(ErrorCode.VALIDATION_FAILED, "the HTTP request is malformed")
+    body = error_json(failure)
+    headers = {**error_headers(failure), "X-Request-ID": new_request_id(), "Connection": "close"}
+    code = failure.code
+    head = f"HTTP/1.1 {code.status} {code.replace('_', ' ').title()}\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    head += f"Content-Length: {len(body)}\r\n\r\n"
+    gunicorn_util.write_nonblock(sock, head.encode("latin-1") + body)

@@ -65,3 +65,35 @@ def choose_port(host: str, preferred: int = DEFAULT_PORT) -> int:
     with contextlib.closing(socket.socket(family, socket.SOCK_STREAM)) as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
+
+
+def beyond_loopback(host: str) -> bool:
+    """Whether a listener bound to `host` is reachable from other computers: every interface
+    (`0.0.0.0`, `::`), an address of this computer on a network, or a name. Unlike
+    `is_loopback_url` (which asks whether an address is one a client elsewhere could use),
+    `0.0.0.0` here is the widest exposure there is."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
+def plain_http_warning(host: str) -> str:
+    """What `serve --insecure-http` says on a listener beyond loopback."""
+    return (
+        f"warning: serving plain HTTP on {host}, reachable from the network: verify answers "
+        "(employee names, bank accounts, tax numbers, addresses), client secrets, access tokens "
+        "and pairing codes cross it in clear; serve HTTPS with --tls-cert/--tls-key, or keep "
+        "this behind a TLS proxy on a network no one else shares"
+    )
+
+
+def needs_tls_refusal(host: str) -> str:
+    return (
+        f"--host {host} is reachable from other computers, and plain HTTP would send verify "
+        "answers, client secrets, tokens and pairing codes in clear: serve HTTPS with "
+        "--tls-cert and --tls-key, or pass --insecure-http to accept that (a TLS proxy in front)"
+    )

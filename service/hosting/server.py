@@ -15,7 +15,7 @@ import socket
 import ssl
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from service.composition.config import ServiceConfig
 from service.composition.demo import DemoInstance, seed_demo
 from service.composition.instance import (
     SERVER_REFRESH_INTERVAL,
+    InstanceError,
     domain_for,
     init_instance,
     is_initialised,
@@ -35,6 +36,7 @@ from service.composition.instance import (
 )
 from service.domain.clock import SystemClock
 from service.hosting.keys_keeper import KeysKeeper
+from service.hosting.network_address import beyond_loopback, needs_tls_refusal
 from service.hosting.tls import serve_tls
 from service.hosting.waitress_drain import DEFAULT_GRACE, StopControl, serve_until_stopped
 from service.hosting.waitress_guard import SERVER_SETTINGS, guard_server
@@ -58,6 +60,14 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def listening_url(sock: socket.socket, tls: bool = False) -> str:
+    """The address `sock` really listens on, as `serve` prints it (`http://0.0.0.0:8080`: every
+    interface), where `url_for` gives the one this computer's own clients use."""
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
 
 
 def url_for(sock: socket.socket, tls: bool = False) -> str:
@@ -90,6 +100,8 @@ class Running:
     demo's invented data and its master key must not pile up in the temporary folder."""
     keeper: KeysKeeper | None = None
     """The thread that keeps the signing keys recent for the head check; stopped on close."""
+    listening: str = ""
+    """The address the socket really listens on (`listening_url`): what `serve` prints."""
 
     def serve(self) -> None:
         """Serve in this thread until `control.request_stop()` (a signal handler's, say), then
@@ -142,12 +154,21 @@ def start(
     sock: socket.socket | None = None,
     tls: ssl.SSLContext | None = None,
     graceful_timeout: float = DEFAULT_GRACE,
+    insecure_http: bool = False,
+    admin_network: bool = False,
 ) -> Running:
     """Build and start a server; with in_thread=False the caller runs `Running.serve()` itself.
     `sock` is an already listening socket (shared by pre-forked workers); `tls` a server
     context (service.hosting.tls) to serve HTTPS instead of HTTP. `graceful_timeout` bounds how
-    long a
-    stop waits for the requests in flight."""
+    long a stop waits for the requests in flight.
+
+    A listener reachable from other computers (`beyond_loopback`) serves HTTPS, or plain HTTP
+    only when the caller says so with `insecure_http` (and tells its user what that means:
+    `serve --insecure-http` prints `plain_http_warning`); otherwise InstanceError, before
+    anything is opened. `admin_network`: the admin API answers callers beyond this computer too
+    (by default only loopback)."""
+    if tls is None and not insecure_http and beyond_loopback(host):
+        raise InstanceError(needs_tls_refusal(host))
     created = None
     if init_if_missing and not is_initialised(data_dir):
         created = init_instance(data_dir, store_kind, database_url)
@@ -162,6 +183,7 @@ def start(
             auth_url,
             environment,
         )
+        config = replace(config, admin_network=admin_network)
         store = open_store(data_dir, store_kind, database_url, SERVER_REFRESH_INTERVAL)
         undo.callback(store.close)
         seeded = seed_demo(domain_for(store, config)) if demo else None
@@ -198,6 +220,7 @@ def start(
         demo=seeded,
         created=created,
         keeper=keeper,
+        listening=listening_url(sock, tls is not None),
     )
     if in_thread:
         running.thread = threading.Thread(target=running.serve, name="payslip-service", daemon=True)

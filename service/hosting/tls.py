@@ -87,3 +87,4 @@ def serve_tls(server: Any, context: ssl.SSLContext) -> None:
 
     server.accept = accept
     server.channel_class = TlsChannel
+    server.adj.url_scheme = "https"  # the app's wsgi.url_scheme: HSTS on every answer

@@ -18,6 +18,12 @@ drains:
 4. then the worker threads are stopped and every socket closed. The caller closes (and compacts)
    the store afterwards, as before.
 
+An idle connection is closed gently: a FIN first (`shutdown(SHUT_WR)`), then whatever the client
+still sends is read and dropped until it closes its side, for at most LINGER. Closed at once, a
+socket that receives a request sent just as the close crossed it answers with a reset; the
+client sees "connection reset" on a connection it had every reason to think usable, and cannot
+tell whether its request was processed (issue 37 #7). After a FIN it sees the connection end.
+
 A second stop signal does not wait: `StopControl.on_signal` exits the process at once (the store
 survives that as it survives SIGKILL).
 """
@@ -57,6 +63,9 @@ connection always races a client that sends at that very moment, so the window m
 pause clients commonly take. It is kept well under one second, the shortest `Retry-After` the
 service sends: at 1.0 s, clients waiting out a `Retry-After: 1` on their keep-alive connection
 woke exactly as the drain closed it (two connection resets in the TinyDB chaos soak)."""
+LINGER = 2.0
+"""How long a gently closed connection is read (and what arrives dropped) waiting for the
+client's own close, before it is closed regardless."""
 _DRAIN_POLL = 0.05
 _THREADS_JOIN = 2.0
 _FORCED_EXIT = 1
@@ -128,6 +137,9 @@ def serve_until_stopped(server: Any, control: StopControl) -> None:
     finally:
         server.task_dispatcher.shutdown(cancel_pending=True, timeout=_THREADS_JOIN)
         wasyncore.close_all(socket_map)
+        lingering = getattr(server, "lingering", None)
+        if lingering is not None:
+            lingering.close_all()
 
 
 def _drain(server: Any, grace: float, use_poll: bool) -> None:
@@ -135,21 +147,27 @@ def _drain(server: Any, grace: float, use_poll: bool) -> None:
     deadline = started + grace
     fresh_until = started + FRESH_WAIT
     server.draining = True
+    lingering = Lingering()
+    server.lingering = lingering
     _accept_backlog(server)
     if server.socket is not None:
         wasyncore.dispatcher.close(server)  # the listener only; the trigger stays to wake us
     while True:
         now = time.monotonic()
         fresh_may_wait = now < fresh_until
-        waiting = [c for c in _channels(server) if not _settle(c, fresh_may_wait, time.time())]
-        if not waiting:
+        waiting = [
+            c for c in _channels(server) if not _settle(c, fresh_may_wait, time.time(), lingering)
+        ]
+        lingering.read(now)
+        if not waiting and not lingering:
             break
         if now >= deadline:
-            log.warning(
-                "stopping with %d request(s) unfinished after the %.0f s grace period",
-                len(waiting),
-                grace,
-            )
+            if waiting:
+                log.warning(
+                    "stopping with %d request(s) unfinished after the %.0f s grace period",
+                    len(waiting),
+                    grace,
+                )
             return
         server.maintenance(time.time())  # header deadline, body rate, idle sweep
         wasyncore.loop(timeout=_DRAIN_POLL, map=server._map, use_poll=use_poll, count=1)
@@ -162,9 +180,12 @@ def _channels(server: Any) -> list[HTTPChannel]:
     return [c for c in list(server._map.values()) if isinstance(c, HTTPChannel)]
 
 
-def _settle(channel: HTTPChannel, fresh_may_wait: bool, now: float) -> bool:
-    """True when `channel` needs no more waiting (nothing in flight; closed if idle). `now` is
-    wall-clock time, the clock of waitress's `last_activity`."""
+def _settle(
+    channel: HTTPChannel, fresh_may_wait: bool, now: float, lingering: Lingering | None = None
+) -> bool:
+    """True when `channel` needs no more waiting (nothing in flight; closed if idle: gently
+    when `lingering` takes it). `now` is wall-clock time, the clock of waitress's
+    `last_activity`."""
     if not channel.connected or channel.will_close:
         return True  # closing on the loop's next turn
     in_flight = bool(
@@ -181,8 +202,67 @@ def _settle(channel: HTTPChannel, fresh_may_wait: bool, now: float) -> bool:
         return False
     if now - channel.last_activity < BUSY_CLIENT_WINDOW:
         return False
-    channel.handle_close()  # at once: the less time between the look and the close, the better
+    # At once: the less time between the look and the close, the better.
+    if lingering is None or not lingering.take(channel):
+        channel.handle_close()
     return True
+
+
+class Lingering:
+    """Connections closed gently (a FIN sent), read until the client closes too or LINGER."""
+
+    def __init__(self) -> None:
+        self._socks: list[tuple[socket.socket, float]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._socks)
+
+    def take(self, channel: HTTPChannel) -> bool:
+        """Send the FIN and take the socket out of waitress's hands; False when that failed
+        (the caller then closes it as before)."""
+        sock = channel.socket
+        if sock is None or isinstance(sock, ssl.SSLSocket):  # TLS: closed as before
+            return False
+        try:
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return False
+        channel.socket = None  # waitress's close below then leaves the socket to us
+        channel.handle_close()
+        self._socks.append((sock, time.monotonic() + LINGER))
+        return True
+
+    def read(self, now: float) -> None:
+        """Drop what each one has received; close those whose client closed, or past LINGER."""
+        kept = []
+        for sock, until in self._socks:
+            if _drained(sock) or now >= until:
+                with contextlib.suppress(OSError):
+                    sock.close()
+            else:
+                kept.append((sock, until))
+        self._socks = kept
+
+    def close_all(self) -> None:
+        for sock, _ in self._socks:
+            with contextlib.suppress(OSError):
+                sock.close()
+        self._socks = []
+
+
+def _drained(sock: socket.socket) -> bool:
+    """Read and drop what is there (a bounded amount per turn); True once the client has
+    closed its side (or reset)."""
+    for _ in range(16):
+        try:
+            data = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+        if not data:
+            return True
+    return False
 
 
 def _waiting_data(channel: HTTPChannel) -> bool:

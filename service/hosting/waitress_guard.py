@@ -34,7 +34,7 @@ from service.domain.errors import ServiceError
 from service.hosting.slow_clients import SlowClientLimits
 from service.hosting.waitress_drain import DrainAwareTask
 from service.http.body import too_large
-from service.http.errors import error_headers, error_json
+from service.http.errors import HSTS, error_headers, error_json
 from service.http.middleware import REQUEST_ID_RE, new_request_id
 from service.http.preflight import Preflight
 from service.protocol.errors import ErrorCode
@@ -91,6 +91,8 @@ class JsonErrorTask(ErrorTask):  # type: ignore[misc]
         status = failure.code.status
         self.status = f"{status} {failure.code.replace('_', ' ').title()}"
         headers = {**error_headers(failure), "X-Request-ID": request_id}
+        if self.channel.adj.url_scheme == "https":  # also before the head was parsed
+            headers[HSTS[0]] = HSTS[1]
         self.response_headers.extend(headers.items())
         self.set_close_on_finish()
         self.content_length = len(body)

@@ -26,11 +26,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger as GunicornLogger
 from gunicorn.http import parser as gunicorn_parser
 from gunicorn.workers.gthread import ThreadWorker
 
 from service.composition.settings import read_settings
 from service.hosting.wsgi import SERVE_OPTIONS, Settings
+from service.http.log_text import RedactingFilter
 
 log = logging.getLogger("service.workers")
 
@@ -118,6 +120,17 @@ def _closing_unread(app: Any) -> Any:
     return wsgi
 
 
+class RedactingGunicornLogger(GunicornLogger):  # type: ignore[misc]
+    """gunicorn's logger with every path and control character in its lines redacted: at DEBUG
+    it logs each request's method and path as sent (a payload, for a confused client), and a
+    refusal quotes the request line (issue 37 #3)."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for logger in (self.error_log, self.access_log):
+            logger.addFilter(RedactingFilter())
+
+
 class _Server(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
         self._settings = settings
@@ -166,7 +179,8 @@ def use_multiprocess_metrics() -> str:
 
 
 def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metrics_dir: str) -> int:
-    """Run gunicorn on the bound, listening `sock` until it is stopped (SIGTERM: graceful)."""
+    """Run gunicorn on the bound, listening `sock` until it is stopped (SIGTERM: graceful);
+    `url` is the address it really listens on, printed once ready."""
     os.set_inheritable(sock.fileno(), True)
     settings = replace(
         settings,
@@ -188,6 +202,7 @@ def serve(sock: Any, url: str, settings: Settings, options: WorkerOptions, metri
         "accesslog": None,  # the app writes its own JSON access lines (service.http.metrics)
         "errorlog": "-",
         "loglevel": (read_settings().log_level or "info").lower(),
+        "logger_class": "service.hosting.workers.RedactingGunicornLogger",
         "preload_app": False,
         "when_ready": _when_ready(url),
         "child_exit": _child_exit,
@@ -221,6 +236,11 @@ def serve_cli(args: Any) -> int:
 
     if args.demo:
         raise InstanceError("--demo runs a single process; drop --workers")
+    if args.tls_cert or args.tls_key:  # gunicorn's TLS would bypass the slow-client guard
+        raise InstanceError(
+            "--tls-cert/--tls-key serve HTTPS in one process; with --workers, terminate TLS at "
+            "a reverse proxy in front (docs/deploy.md) and bind --host 127.0.0.1"
+        )
     store_kind, database_url = resolve_store(args.store, args.database_url)
     if store_kind != "postgres":
         raise InstanceError(
@@ -238,7 +258,7 @@ def serve_cli(args: Any) -> int:
         )
     check_redis(redis_url)
     metrics_dir = use_multiprocess_metrics()
-    from service.hosting.server import bind, url_for
+    from service.hosting.server import bind, listening_url, url_for
 
     sock = bind(args.host, args.port)
     url = url_for(sock)
@@ -249,6 +269,7 @@ def serve_cli(args: Any) -> int:
         store_kind=store_kind,
         database_url=database_url,
         redis_url=redis_url,
+        admin_network=args.admin_network,
         **{name: getattr(args, name) for name in SERVE_OPTIONS},
     )
     options = WorkerOptions(
@@ -257,7 +278,7 @@ def serve_cli(args: Any) -> int:
         max_requests=args.max_requests,
         graceful_timeout=args.graceful_timeout,
     )
-    return serve(sock, url, settings, options, metrics_dir)
+    return serve(sock, listening_url(sock), settings, options, metrics_dir)
 
 
 def check_redis(url: str) -> None:

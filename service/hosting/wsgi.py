@@ -67,6 +67,8 @@ class Settings:
     redis_fail_closed: bool = False
     redis_prefix: str = "payslip"
     access_log: bool = True
+    admin_network: bool = False
+    """The admin API beyond loopback (`serve --admin-network`); loopback only by default."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -138,7 +140,11 @@ def build_application(settings: Settings) -> WorkerApp:
         settings.auth_url,
         settings.environment,
     )
-    config = replace(config, instance_id=settings.instance_id or default_instance_id())
+    config = replace(
+        config,
+        instance_id=settings.instance_id or default_instance_id(),
+        admin_network=settings.admin_network,
+    )
     store = open_store(
         settings.data_dir, settings.store_kind, settings.database_url, SERVER_REFRESH_INTERVAL
     )

@@ -62,6 +62,7 @@ def build_bottle(
                 if shared is not None
                 else LocalBatchSlots(config.max_concurrent_batches)
             ),
+            admin_network=config.admin_network,
         )
     )
     add_routes(app, Context(domain, config.body_limits, shared, build_openapi(config)))

@@ -66,8 +66,19 @@ def error_body(error: ServiceError) -> dict[str, Any]:
     ).wire()
 
 
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+"""On every answer of the service: the app's (service.http.middleware adds them), and the
+refusals a server answers from a request's head before the app sees it (through
+`error_headers`)."""
+
+
+HSTS = ("Strict-Transport-Security", "max-age=31536000")
+"""On every answer sent over HTTPS (a browser that once reached the service over HTTPS never
+tries plain HTTP to it again, for a year)."""
+
+
 def error_headers(error: ServiceError) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+    headers = {"Content-Type": "application/json", "Cache-Control": "no-store", **SECURITY_HEADERS}
     if error.code is ErrorCode.UNAUTHORIZED:
         # A refused Basic client is challenged with Basic (service.http.client_auth).
         headers["WWW-Authenticate"] = getattr(error, "challenge", 'Bearer error="invalid_token"')

@@ -36,6 +36,7 @@ from service.protocol.errors import ErrorCode
 from service.protocol.schemas import (
     BatchEnvelope,
     HealthStatus,
+    Jwks,
     RegisterAndBuildRequest,
     RegisterNonPiiRequest,
     VerifyRequest,
@@ -107,7 +108,9 @@ def token(context: Context, call: Call) -> Reply:
 
 
 def jwks(context: Context, call: Call) -> Reply:
-    return Reply(200, context.domain.tokens.jwks())
+    """The token keys in use, then every receipt key there ever was (PROTOCOL §11)."""
+    domain = context.domain
+    return Reply(200, Jwks(keys=[*domain.tokens.jwks().keys, *domain.receipt_keys.jwks()]))
 
 
 # --- issuer API -----------------------------------------------------------------------------
@@ -190,7 +193,8 @@ def retire_key(context: Context, call: Call) -> Reply:
 
 
 def disable_client(context: Context, call: Call) -> Reply:
-    return Reply(200, context.domain.admin.disable_client(call.args["client_id"]))
+    admin = context.domain.admin
+    return Reply(200, admin.disable_client(call.args["client_id"], keep_an_admin=True))
 
 
 def overview(context: Context, call: Call) -> Reply:

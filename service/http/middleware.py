@@ -1,4 +1,5 @@
-"""WSGI middleware around the Bottle app: a request id on every response and a last-resort 500.
+"""WSGI middleware around the Bottle app: a request id and the security headers
+(`SECURITY_HEADERS`) on every response, and a last-resort 500.
 
 It wraps Bottle rather than living in a route plugin so that Bottle's own 404/405 answers and any
 crash outside a route still get an `X-Request-ID` and the JSON error body.
@@ -14,7 +15,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from service.http.environ import REQUEST_ID_KEY, WsgiApp
-from service.http.errors import error_headers, error_json, internal_error
+from service.http.errors import (
+    HSTS,
+    SECURITY_HEADERS,
+    error_headers,
+    error_json,
+    internal_error,
+)
+from service.http.log_text import logged_method, logged_path
 
 log = logging.getLogger("service.http")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -36,12 +44,17 @@ class RequestIdMiddleware:
         incoming = environ.get("HTTP_X_REQUEST_ID", "")
         request_id = incoming if REQUEST_ID_RE.match(incoming) else new_request_id()
         environ[REQUEST_ID_KEY] = request_id
+        over_tls = environ.get("wsgi.url_scheme") == "https"
         started = time.perf_counter()
         status_seen: list[str] = []
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             headers = [(k, v) for k, v in headers if k.lower() != "x-request-id"]
             headers.append(("X-Request-ID", request_id))
+            present = {k.lower() for k, _ in headers}
+            headers += [(k, v) for k, v in SECURITY_HEADERS.items() if k.lower() not in present]
+            if over_tls:
+                headers.append(HSTS)
             status_seen.append(status)
             return start_response(status, headers, exc_info)
 
@@ -60,8 +73,8 @@ class RequestIdMiddleware:
             log.log(
                 level,
                 "%s %s %s request_id=%s %.1fms",
-                environ.get("REQUEST_METHOD"),
-                environ.get("PATH_INFO"),
+                logged_method(environ),
+                logged_path(environ),  # never the path as sent: it may hold a payload
                 status,
                 request_id,
                 (time.perf_counter() - started) * 1000,

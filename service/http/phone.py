@@ -24,13 +24,14 @@ from urllib.parse import urlsplit
 import bottle
 
 from service.composition.config import ServiceConfig
+from service.http.errors import SECURITY_HEADERS
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
-BASE_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+BASE_HEADERS = SECURITY_HEADERS
 HTML_HEADERS = {
     **BASE_HEADERS,
     "Content-Security-Policy": CSP,
@@ -89,14 +90,6 @@ def wants_html(environ: dict[str, Any]) -> bool:
     return json_at < 0 or accept.find("text/html") < json_at
 
 
-def _redact_logged_path(environ: dict[str, Any]) -> None:
-    """The access log shows PATH_INFO. The older scan URL form puts a whole payload in the path
-    (`/v/<percent-encoded payload>`); keep it out of the log (PROTOCOL §2: never logged)."""
-    path = str(environ.get("PATH_INFO", ""))
-    if len(path) > len("/v/") + 22:
-        environ["PATH_INFO"] = "/v/…"
-
-
 class PhonePages:
     """The rendered page and the not-found page, built once per app."""
 
@@ -112,7 +105,6 @@ def add_phone_routes(app: bottle.Bottle, config: ServiceConfig) -> PhonePages:
     plain = {"skip": ["payslip_api"]}
 
     def page(rest: str = "") -> bytes:
-        _redact_logged_path(bottle.request.environ)
         return _html(pages.page)
 
     def asset(name: str) -> bytes:

@@ -9,6 +9,7 @@ maps any `ServiceError` to the error object. Routes therefore hold no HTTP plumb
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -17,6 +18,7 @@ from typing import Any
 
 import bottle
 
+from service.domain.clients import ROLE_SCOPES
 from service.domain.context import Domain
 from service.domain.errors import ServiceError
 from service.domain.tokens import KeyNotYetKnown, Principal
@@ -63,7 +65,10 @@ class ApiPlugin:
         client_limiter: RateLimiter,
         token_ip_limiter: RateLimiter,
         batch_slots: BatchSlots,
+        *,
+        admin_network: bool = False,
     ) -> None:
+        self._admin_network = admin_network
         self._domain = domain
         self._ip = ip_limiter
         self._client = client_limiter
@@ -99,6 +104,9 @@ class ApiPlugin:
             refusal = limiter.would_refuse(remote) if applies else None
             if refusal is not None:
                 return refusal
+        refusal = self._admin_refusal(config, remote)
+        if refusal is not None:
+            return refusal
         try:
             client_id, refusal = self._head_refusal(config, headers, limit)
             if refusal is not None and client_id is not None:
@@ -106,6 +114,20 @@ class ApiPlugin:
         except StoreUnavailable:  # the client read: a 503
             return _store_unavailable()
         return refusal
+
+    def _admin_refusal(self, config: Mapping[str, Any], remote: str) -> ServiceError | None:
+        """FORBIDDEN for the admin API from beyond this computer, unless the server was started
+        with `--admin-network` (issue 37): an admin credential then cannot be used, or guessed
+        at, from the office network."""
+        if config.get("scope") != ROLE_SCOPES["admin"] or self._admin_network:
+            return None
+        if _loopback_peer(remote):
+            return None
+        return ServiceError(
+            ErrorCode.FORBIDDEN,
+            "the admin API answers on the service's own computer only "
+            "(start the service with --admin-network to open it to the network)",
+        )
 
     def _head_refusal(
         self, config: Mapping[str, Any], headers: Mapping[str, str], limit: int
@@ -152,6 +174,9 @@ class ApiPlugin:
                 self._ip.check(address)
                 if config.get("token_ip_limit"):
                     self._token_ip.check(address)
+                refusal = self._admin_refusal(config, address)
+                if refusal is not None:
+                    raise refusal
                 scope = config.get("scope")
                 if scope:
                     principal = self._domain.tokens.authorize(
@@ -231,3 +256,13 @@ def _respond(status: int, body: WireModel | dict[str, Any], headers: dict[str, s
     if isinstance(body, WireModel):
         return body.wire_json()
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _loopback_peer(address: str) -> bool:
+    """Whether a connection's peer address (REMOTE_ADDR) is this computer."""
+    try:
+        peer = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    mapped = getattr(peer, "ipv4_mapped", None)
+    return bool(peer.is_loopback or (mapped is not None and mapped.is_loopback))

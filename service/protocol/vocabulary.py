@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["BatchItemStatus", "KeyState", "PayslipSchema", "RecordStatus", "Verdict", "WireWord"]
+__all__ = [
+    "BatchItemStatus",
+    "KeyState",
+    "PayslipSchema",
+    "ReceiptKeyState",
+    "RecordStatus",
+    "Verdict",
+    "WireWord",
+]
 
 
 class WireWord(StrEnum):
@@ -42,6 +50,17 @@ class KeyState(WireWord):
     """Older, still decrypts the payslips sealed with it."""
     RETIRED = "retired"
     """Key material destroyed; never decrypts again."""
+
+
+class ReceiptKeyState(WireWord):
+    """A receipt signing key's state (PROTOCOL §11); every one stays published in the JWKS."""
+
+    CURRENT = "current"
+    """Signs new receipts; one per instance."""
+    RETIRED = "retired"
+    """Replaced by a rotation: still checks the receipts it signed; its private half destroyed."""
+    REVOKED = "revoked"
+    """Leaked: published with `revoked_at`, and every receipt under it is refused."""
 
 
 class Verdict(WireWord):

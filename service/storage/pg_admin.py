@@ -271,3 +271,23 @@ class AdminTables:
             ),
             Retry.SAFE,
         )
+
+    def replace_setting(self, name: str, expected: str | None, value: str) -> bool:
+        """See the port: one conditional statement. Never repeated: a repeat after an unseen
+        commit would find its own value and answer False."""
+
+        def work(conn: Conn) -> bool:
+            if expected is None:
+                cur = conn.execute(
+                    "INSERT INTO settings (name, value) VALUES (%s, %s) "
+                    "ON CONFLICT (name) DO NOTHING",
+                    (name, value),
+                )
+            else:
+                cur = conn.execute(
+                    "UPDATE settings SET value = %s WHERE name = %s AND value = %s",
+                    (value, name, expected),
+                )
+            return cur.rowcount == 1
+
+        return self._db.run(work, Retry.NEVER)

@@ -218,6 +218,12 @@ class Store(Protocol):
     # --- instance settings (wrapped signing key, HMAC key, ...) ---------------------------
     def get_setting(self, name: str) -> str | None: ...
     def set_setting(self, name: str, value: str) -> None: ...
+    def replace_setting(self, name: str, expected: str | None, value: str) -> bool:
+        """Set `name` to `value` only when it holds `expected` now (None: it does not exist),
+        atomically across threads and processes; False (nothing written) otherwise. A setting
+        that several writers change by reading it first (the receipt keys, PROTOCOL §11: a
+        rotation and a revocation at once must not lose either) is changed through this."""
+        ...
 
     # --- lifecycle -----------------------------------------------------------------------
     def ping(self) -> bool:

@@ -334,6 +334,16 @@ class TinyDBStore:
     def set_setting(self, name: str, value: str) -> None:
         self._put("settings", {"name": name, "value": value})
 
+    def replace_setting(self, name: str, expected: str | None, value: str) -> bool:
+        def run(tx: Tx) -> bool:
+            doc = tx.get("settings", name)
+            if (None if doc is None else doc["value"]) != expected:
+                return False
+            tx.put("settings", {"name": name, "value": value})
+            return True
+
+        return bool(self.storage.transact(run))
+
     # --- lifecycle ----------------------------------------------------------------------
 
     def ping(self) -> bool:

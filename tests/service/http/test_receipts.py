@@ -10,21 +10,28 @@ import base64
 import http.client
 import json
 import logging
+import secrets
 import time
+from pathlib import Path
 from typing import Any
 
 import jwt
 import psycopg
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from psycopg import sql
 
 from service.domain import signing_keys
+from service.domain.clock import SystemClock
+from service.domain.receipt_keys import ReceiptKeys
+from service.domain.signing_keys import SigningKeys
 from service.protocol.encoding import b64url_encode, base32_encode
 from service.protocol.schemas import RECEIPT_TYPE
 from testbed import web
 from testbed.cluster import ADMIN_DATABASE_URL, Instance, throwaway_database
 from testbed.factories import MARKER_ACCOUNT, MARKER_NAME, PII_FIELDS, sealed_record
 from testbed.workers import wait_for_every_acceptor
+from tests.commands import run_module
 from tests.service.cli.test_cli import cli
 from tests.service.conftest import BOTH_STORES, LiveService, start_live
 from tests.service.http.http_helpers import expect_error
@@ -145,7 +152,7 @@ def test_revoked_unknown_and_altered_codes_get_receipts_of_the_refusal(live: Liv
     altered = f"2|{genuine.reference}|{base32_encode(flipped)}"
     claims = _check(live, _receipt(live, altered)["receipt"])
     assert claims["status"] == "DECRYPTION_FAILED" and claims["verified"] is False
-    assert claims["issuer"]["id"] == live.issuer["issuer_id"]
+    assert set(claims) == CLAIMS - {"issuer"}  # issue 37 #4: no issuer without its ciphertext
     assert "payslip" not in claims and "employee_name" not in claims
     assert MARKER_NAME.encode() not in _payload_bytes(_receipt(live, altered)["receipt"])
 
@@ -156,6 +163,23 @@ def test_revoked_unknown_and_altered_codes_get_receipts_of_the_refusal(live: Liv
     assert retired.status_code == 200, retired.text
     claims = _check(live, _receipt(live, withdrawn.payload)["receipt"])
     assert claims["status"] == "KEY_VERSION_UNAVAILABLE" and "employee_name" not in claims
+    assert "issuer" not in claims
+
+
+def test_a_made_up_ciphertext_for_a_known_reference_names_no_issuer(live: LiveService) -> None:
+    """Issue 37 #4: a reference alone (read off a payslip's printout) and random bytes must not
+    tell who issued it: verifyPayload answers DECRYPTION_FAILED without an issuer, and so does
+    the receipt."""
+    genuine = _registered(live)
+    made_up = f"2|{genuine.reference}|{base32_encode(secrets.token_bytes(len(genuine.ciphertext)))}"
+    claims = _check(live, _receipt(live, made_up)["receipt"])
+    assert claims["status"] == "DECRYPTION_FAILED"
+    assert "issuer" not in claims
+    raw = _payload_bytes(_receipt(live, made_up)["receipt"])
+    assert live.issuer["issuer_id"].encode() not in raw and b"Test Payroll" not in raw
+    refused = live.verify(made_up)
+    expect_error(refused, 400, "DECRYPTION_FAILED")
+    assert live.issuer["issuer_id"] not in refused.text
 
 
 def test_altered_claims_or_signature_are_refused(live: LiveService) -> None:
@@ -174,13 +198,16 @@ def test_altered_claims_or_signature_are_refused(live: LiveService) -> None:
         jwt.decode(f"{header}.{payload}.{b64url_encode(bytes(bad))}", key, algorithms=["EdDSA"])
 
 
-def test_a_receipt_outlives_its_dropped_key_while_the_keys_tokens_do_not(
-    live: LiveService,
-) -> None:
+def test_a_dropped_token_key_never_touches_receipts(live: LiveService) -> None:
+    """Receipts are signed with a receipt key of their own (PROTOCOL §11): dropping a token key
+    (it may have leaked) refuses its tokens at once, while receipts keep their key, and the
+    dropped key is gone from the JWKS, so it vouches for no receipt of any date."""
     sealed = _registered(live)
     token = live.verifier_token()
     receipt = _receipt(live, sealed.payload, token)["receipt"]
-    old_kid = jwt.get_unverified_header(receipt)["kid"]
+    receipt_kid = jwt.get_unverified_header(receipt)["kid"]
+    token_kid = jwt.get_unverified_header(token)["kid"]
+    assert receipt_kid.startswith("receipt-") and receipt_kid != token_kid
     done = cli(
         "admin",
         "--data-dir",
@@ -207,11 +234,125 @@ def test_a_receipt_outlives_its_dropped_key_while_the_keys_tokens_do_not(
     expect_error(live.verify(sealed.payload, token), 401, "UNAUTHORIZED")
     assert _check(live, receipt)["sub"] == sealed.reference  # still proves what it said
     keys = live.http.get(f"{live.url}/.well-known/jwks.json", timeout=10).json()["keys"]
-    kept = next(k for k in keys if k["kid"] == old_kid)
+    assert token_kid not in {k["kid"] for k in keys}
+    kept = next(k for k in keys if k["kid"] == receipt_kid)
     assert kept["use"] == "sig" and kept["key_ops"] == ["verify"] and "d" not in kept
+    assert "revoked_at" not in kept
     fresh = _receipt(live, sealed.payload)["receipt"]
-    assert jwt.get_unverified_header(fresh)["kid"] != old_kid
+    assert jwt.get_unverified_header(fresh)["kid"] == receipt_kid  # untouched by the rotation
     assert _check(live, fresh)["verified"] is True
+
+
+def _admin_cli(live: LiveService, *args: str) -> dict[str, Any]:
+    done = cli("admin", "--data-dir", str(live.data_dir), *args, env=live.cli_env())
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def _leaked_receipt_key(live: LiveService) -> tuple[str, Ed25519PrivateKey]:
+    """What an attacker who copied the instance's current receipt key holds."""
+    return ReceiptKeys(live.store, live.config.master_key, SystemClock()).signer()
+
+
+def _check_with_app(tmp_path: Path, receipt: str, jwks_url: str) -> tuple[int, str, str]:
+    """`python -m app receipt check FILE --jwks URL`, as a lender's auditor runs it."""
+    file = tmp_path / f"receipt-{secrets.token_hex(4)}.jws"
+    file.write_text(receipt)
+    done = run_module("app", "receipt", "check", str(file), "--jwks", jwks_url, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_retired_receipt_key_still_checks_its_receipts(live: LiveService, tmp_path: Path) -> None:
+    sealed = _registered(live)
+    old = _receipt(live, sealed.payload)["receipt"]
+    old_kid = jwt.get_unverified_header(old)["kid"]
+    rotated = _admin_cli(live, "rotate-receipt-key")
+    assert rotated["retired_kids"] == [old_kid] and rotated["kid"] != old_kid
+    assert rotated["kid"].startswith("receipt-")
+    fresh = _receipt(live, sealed.payload)["receipt"]
+    assert jwt.get_unverified_header(fresh)["kid"] == rotated["kid"]
+    for receipt in (old, fresh):
+        code, out, err = _check_with_app(tmp_path, receipt, live.url)
+        assert code == 0, err
+        assert out.startswith("GENUINE:")
+    listed = {k["kid"]: k["status"] for k in _admin_cli(live, "list-receipt-keys")["receipt_keys"]}
+    assert listed[old_kid] == "retired" and listed[rotated["kid"]] == "current"
+
+
+def test_a_forged_receipt_under_a_revoked_receipt_key_is_refused(
+    live: LiveService, tmp_path: Path
+) -> None:
+    """Issue 37 #1: a copy of a receipt key signs a receipt for a payslip that never existed,
+    dated after the leak. Once the key is revoked, `app receipt check` refuses it, and the
+    genuine receipts from before the leak too (they cannot be told apart), in words."""
+    sealed = _registered(live)
+    genuine = _receipt(live, sealed.payload)["receipt"]
+    kid, leaked = _leaked_receipt_key(live)
+    assert jwt.get_unverified_header(genuine)["kid"] == kid
+    claims = json.loads(_payload_bytes(genuine))
+    claims.update(
+        jti=b64url_encode(secrets.token_bytes(16)),
+        iat=int(time.time()) + 3600,
+        employee_name="Mallory Forged",
+        sub="PV-FORGED-0001",
+    )
+    claims["payslip"]["net"] = 88_888_888
+    forged = jwt.encode(
+        claims, leaked, algorithm="EdDSA", headers={"kid": kid, "typ": RECEIPT_TYPE}
+    )
+    code, out, _ = _check_with_app(tmp_path, forged, live.url)
+    assert code == 0 and "Mallory Forged" in out  # what a leaked key does, until revoked
+
+    revoked = _admin_cli(live, "revoke-receipt-key", "--kid", kid)
+    assert revoked["kid"] == kid and revoked["status"] == "revoked"
+    assert abs(revoked["revoked_at"] - time.time()) < 120
+    assert revoked["current_kid"] != kid and revoked["current_kid"].startswith("receipt-")
+    again = _admin_cli(live, "revoke-receipt-key", "--kid", kid)
+    assert again["revoked_at"] == revoked["revoked_at"]  # a repeat keeps the first time
+    keys = live.http.get(f"{live.url}/.well-known/jwks.json", timeout=10).json()["keys"]
+    entry = next(k for k in keys if k["kid"] == kid)
+    assert entry["revoked_at"] == revoked["revoked_at"]
+
+    for receipt in (forged, genuine):
+        code, out, err = _check_with_app(tmp_path, receipt, live.url)
+        assert code == 2 and out == "", err
+        assert err.startswith("CANNOT_CHECK: The key that signed this receipt was revoked")
+        assert "cannot be told from a forgery" in err and "verify the payslip again" in err
+    fresh = _receipt(live, sealed.payload)["receipt"]  # the new key signs from now on
+    assert jwt.get_unverified_header(fresh)["kid"] == revoked["current_kid"]
+    assert _check_with_app(tmp_path, fresh, live.url)[0] == 0
+
+
+def test_a_receipt_signed_by_a_token_key_is_not_genuine(live: LiveService, tmp_path: Path) -> None:
+    """The JWKS lists the token keys as well: one of them (a leaked one) must not make a
+    receipt genuine."""
+    sealed = _registered(live)
+    claims = json.loads(_payload_bytes(_receipt(live, sealed.payload)["receipt"]))
+    signing = SigningKeys(live.store, live.config.master_key, SystemClock(), 900)
+    token_kid, token_key = signing.current()
+    forged = jwt.encode(
+        claims, token_key, algorithm="EdDSA", headers={"kid": token_kid, "typ": RECEIPT_TYPE}
+    )
+    published = live.http.get(f"{live.url}/.well-known/jwks.json", timeout=10).json()["keys"]
+    assert token_kid in {k["kid"] for k in published}
+    code, _, err = _check_with_app(tmp_path, forged, live.url)
+    assert code == 2 and err.startswith("CANNOT_CHECK:"), err
+
+
+def test_revoking_an_unknown_receipt_key_is_one_plain_line(live: LiveService) -> None:
+    done = cli(
+        "admin",
+        "--data-dir",
+        str(live.data_dir),
+        "revoke-receipt-key",
+        "--kid",
+        "receipt-nope",
+        env=live.cli_env(),
+    )
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "error: no receipt key has this kid; `admin list-receipt-keys` shows them"
+    ]
 
 
 def test_no_receipt_without_a_valid_token_or_for_bad_input(live: LiveService) -> None:
@@ -224,7 +365,7 @@ def test_no_receipt_without_a_valid_token_or_for_bad_input(live: LiveService) ->
     expect_error(reply, 400, "VALIDATION_FAILED")
     reply = live.post(RECEIPT, {"barcode": sealed.payload, "extra": 1}, live.verifier_token())
     assert reply.json()["field_errors"][0]["path"] == "extra"
-    receipt = _receipt(live, sealed.payload)["receipt"]  # signed by the token key, yet no token
+    receipt = _receipt(live, sealed.payload)["receipt"]  # a receipt is no token
     expect_error(live.verify(sealed.payload, receipt), 401, "UNAUTHORIZED")
     big = live.post(RECEIPT, {"barcode": "x" * 40_000}, live.verifier_token())
     expect_error(big, 413, "PAYLOAD_TOO_LARGE")

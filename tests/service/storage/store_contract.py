@@ -610,29 +610,94 @@ class StoreContract:
         store.set_setting("empty", "")
         assert store.get_setting("empty") == ""
 
-    def test_replaced_signing_keys_stay_published_for_receipts(self, store: Store) -> None:
-        """PROTOCOL §11: every replaced token signing key keeps its public half published (for
-        the receipts it signed), read back by another process, and kept wrapped in the store."""
+    def test_replace_setting_is_compare_and_set(self, store: Store) -> None:
+        assert store.replace_setting("cas", "x", "y") is False  # not there: nothing written
+        assert store.get_setting("cas") is None
+        assert store.replace_setting("cas", None, "v1") is True
+        assert store.replace_setting("cas", None, "other") is False  # there now
+        assert store.replace_setting("cas", "v0", "other") is False
+        assert store.get_setting("cas") == "v1"
+        assert store.replace_setting("cas", "v1", "v2") is True
+        assert store.get_setting("cas") == "v2"
+
+    def test_replace_setting_loses_no_change_among_threads(self, store: Store) -> None:
+        """Eight threads each add their marks by read, change, compare-and-set: every mark is
+        there at the end (a plain read-then-set would lose some)."""
+
+        def work(t: int) -> None:
+            for i in range(10):
+                while True:
+                    before = store.get_setting("marks")
+                    after = f"{before or ''},{t}-{i}"
+                    if store.replace_setting("marks", before, after):
+                        break
+
+        run_threads(8, work)
+        marks = (store.get_setting("marks") or "").strip(",").split(",")
+        assert sorted(marks) == sorted(f"{t}-{i}" for t in range(8) for i in range(10))
+
+    def test_the_first_receipt_key_is_made_once_among_threads(self, store: Store) -> None:
+        from service.domain.clock import SystemClock
+        from service.domain.receipt_keys import ReceiptKeys
+
+        kids: list[str] = []
+
+        def work(t: int) -> None:
+            kids.append(ReceiptKeys(store, b"\x11" * 32, SystemClock()).signer()[0])
+
+        run_threads(8, work)
+        assert len(set(kids)) == 1 and len(kids) == 8
+        published = ReceiptKeys(store, b"\x11" * 32, SystemClock()).published()
+        assert [k.kid for k in published] == kids[:1]
+
+    def test_receipt_keys_rotate_and_revoke_without_losing_either(self, store: Store) -> None:
+        """PROTOCOL §11 on this store: receipt keys apart from token keys; rotations and
+        revocations made at once by several writers (processes sharing the store) all land; the
+        keys stay wrapped under the master key, so a writer without it cannot add one."""
         from service.domain.clock import SystemClock
         from service.domain.errors import MasterKeyMismatch
-        from service.domain.signing_keys import ARCHIVE_SETTING, SigningKeys, _wrap
+        from service.domain.receipt_keys import RECEIPT_KEYS_SETTING, ReceiptKeys
+        from service.domain.signing_keys import SigningKeys
+        from service.protocol.crypto import wrap_key
+        from service.protocol.encoding import b64url_encode
 
         master = b"\x11" * 32
-        keys = SigningKeys(store, master, SystemClock(), 900)
-        replaced = []
-        for drop in (False, True, True):
-            replaced.append(keys.current()[0])
-            keys.rotate(drop_previous=drop)
-        another = SigningKeys(store, master, SystemClock(), 900)  # another worker, same store
-        assert {kid for kid, _ in another.archived()} == set(replaced)
-        assert replaced[-1] not in {kid for kid, _ in another.published()}  # no token trust
-        wrapped = store.get_setting(ARCHIVE_SETTING) or ""
-        assert wrapped and all(kid not in wrapped for kid in replaced)
-        # Someone who can write the store but lacks the master key cannot add a key of theirs.
-        forged = b'[["someone-else","' + b"A" * 43 + b'"]]'
-        store.set_setting(ARCHIVE_SETTING, _wrap(forged, b"\x22" * 32, ARCHIVE_SETTING))
+        first_kid, _ = ReceiptKeys(store, master, SystemClock()).signer()
+        assert first_kid.startswith("receipt-")
+        SigningKeys(store, master, SystemClock(), 900).rotate(drop_previous=True)
+        assert ReceiptKeys(store, master, SystemClock()).signer()[0] == first_kid
+        signed: list[str] = []
+        made: list[str] = []
+        revoked_kids: list[str] = []
+
+        def work(t: int) -> None:
+            keys = ReceiptKeys(store, master, SystemClock())  # a process of its own
+            for _ in range(3):
+                kid, _ = keys.signer()
+                signed.append(kid)
+                if t % 2:
+                    revoked_kids.append(keys.revoke(kid)["kid"])
+                else:
+                    made.append(keys.rotate()["kid"])
+
+        run_threads(6, work)
+        another = ReceiptKeys(store, master, SystemClock())
+        states = {k.kid: str(k.state) for k in another.published()}
+        assert set(signed) | set(made) <= set(states)  # every key stays published
+        assert len(set(made)) == 9  # every rotation made its own key
+        assert {states[kid] for kid in revoked_kids} == {"revoked"}  # no revocation lost
+        assert list(states.values()).count("current") == 1
+        revoked = [k for k in another.published() if k.revoked_at is not None]
+        assert revoked and all(k.jwk()["revoked_at"] == k.revoked_at for k in revoked)
+        wrapped = store.get_setting(RECEIPT_KEYS_SETTING) or ""
+        assert wrapped and first_kid not in wrapped
+        forged = b'{"keys":[]}'
+        store.set_setting(
+            RECEIPT_KEYS_SETTING,
+            b64url_encode(wrap_key(forged, b"\x22" * 32, RECEIPT_KEYS_SETTING)),
+        )
         with pytest.raises(MasterKeyMismatch):
-            SigningKeys(store, master, SystemClock(), 900)
+            ReceiptKeys(store, master, SystemClock()).published()
 
     def test_ping(self, store: Store) -> None:
         assert store.ping() is True
