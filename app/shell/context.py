@@ -20,6 +20,7 @@ from app.shell.settings import SecretStore, Settings
 from service.composition.config import default_data_dir
 from service.composition.demo import DemoInstance
 from service.composition.instance import is_initialised
+from service.files.private import private_dir
 from service.hosting.network_address import ALL_INTERFACES, LOOPBACK_HOST, choose_port
 from service.hosting.server import Running, ensure_instance, start, start_demo
 from service.hosting.tls import pinned_client_context, server_context
@@ -205,6 +206,7 @@ def start_embedded_context(
     """The desk's own instance in its data directory, initialised on first run."""
     directory = data_dir or _embedded_dir(settings)
     slot = f"instance:{directory.resolve()}"
+    private_dir(directory)  # 0700, also a folder an older version made 0755 (or 0777)
     created = ensure_instance(directory)
     if created is not None:
         secrets.set(f"{slot}:admin_id", created["admin_client_id"])

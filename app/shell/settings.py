@@ -10,7 +10,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import platformdirs
 
 from service.composition.settings import read_settings
+from service.files.private import private_dir, write_private_text
 
 KEYRING_SERVICE = "payslip-verify"
 
@@ -70,12 +70,10 @@ class Settings:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def save(self, directory: Path | None = None) -> None:
-        folder = directory or config_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "settings.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2), "utf-8")
-        os.replace(tmp, path)
+        """settings.json 0600 in a 0700 folder, whatever the umask: it holds the kiosk PIN's
+        hash and says where the data and secrets are."""
+        folder = private_dir(directory or config_dir())
+        write_private_text(folder / "settings.json", json.dumps(asdict(self), indent=2))
 
     def set_pin(self, pin: str) -> None:
         salt = secrets.token_hex(8)
@@ -133,12 +131,8 @@ class SecretStore:
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def _write_file(self, data: dict[str, str]) -> None:
-        self._dir.mkdir(parents=True, exist_ok=True)
-        tmp = self._path().with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, self._path())
+        private_dir(self._dir)
+        write_private_text(self._path(), json.dumps(data))
 
 
 def _usable_keyring() -> Any:
