@@ -7,16 +7,14 @@ casually than a keyring entry.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
-import secrets
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
+from app.shell.pin_hash import hash_pin, needs_upgrade, verify_pin
 from service.composition.settings import read_settings
 from service.files.private import private_dir, write_private_text
 
@@ -76,17 +74,19 @@ class Settings:
         write_private_text(folder / "settings.json", json.dumps(asdict(self), indent=2))
 
     def set_pin(self, pin: str) -> None:
-        salt = secrets.token_hex(8)
-        digest = hashlib.pbkdf2_hmac("sha256", pin.encode(), salt.encode(), 100_000).hex()
-        self.kiosk_pin_hash = f"{salt}${digest}"
+        self.kiosk_pin_hash = hash_pin(pin)
 
     def check_pin(self, pin: str) -> bool:
-        """With no PIN set, the kiosk's settings are open (first setup)."""
+        """With no PIN set, the kiosk's settings are open (first setup). A right PIN whose hash
+        is older or weaker than today's (app.shell.pin_hash) is re-hashed here, in memory: the
+        caller saves the settings when `kiosk_pin_hash` changed."""
         if not self.kiosk_pin_hash:
             return True
-        salt, _, digest = self.kiosk_pin_hash.partition("$")
-        candidate = hashlib.pbkdf2_hmac("sha256", pin.encode(), salt.encode(), 100_000).hex()
-        return hmac.compare_digest(candidate, digest)
+        if not verify_pin(pin, self.kiosk_pin_hash):
+            return False
+        if needs_upgrade(self.kiosk_pin_hash):
+            self.set_pin(pin)
+        return True
 
 
 class SecretStore:
