@@ -55,6 +55,8 @@ class Settings:
     tls_key: str = ""
     """PEM certificate (chain) and key files: with both, the embedded service speaks HTTPS."""
     demo_offered: bool = False
+    phone_days: int = 90
+    """How long a phone paired from Admin stays signed in (days; set in the pairing dialog)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
