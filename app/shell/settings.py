@@ -53,7 +53,13 @@ class Settings:
     (empty: this computer's own address, which only this computer can open)."""
     tls_cert: str = ""
     tls_key: str = ""
-    """PEM certificate (chain) and key files: with both, the embedded service speaks HTTPS."""
+    """PEM certificate (chain) and key files: with both, the embedded service speaks HTTPS. On
+    the office network it always does: without the office's own, the app makes one
+    (app.shell.office_tls)."""
+    tls_fingerprint: str = ""
+    """A desk connected to an office service: the SHA-256 fingerprint of that service's
+    certificate, given with its address and sign-in; only that certificate is accepted
+    (app.api.pinning). Empty: the certificate is checked against public authorities."""
     demo_offered: bool = False
     phone_days: int = 90
     """How long a phone paired from Admin stays signed in (days; set in the pairing dialog)."""

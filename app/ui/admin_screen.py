@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.api import ApiClient
 from app.api.errors import ApiError
+from app.api.pinning import fingerprint_words
 from app.issuer.local_issuer import (
     LocalIssuer,
     load_local_issuer,
@@ -33,7 +34,7 @@ from app.issuer.local_issuer import (
     saved_address,
     use_new_key,
 )
-from app.shell.context import AppContext
+from app.shell.context import AppContext, desk_fingerprint
 from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
 from app.ui.admin_overview import OverviewTabs, is_phone, select_row, selected_text
 from app.ui.folders import last_folder, remember_folder
@@ -287,6 +288,9 @@ class AdminScreen(QWidget):
                 self.name_edit.clear()
                 # The address other computers use, with the sign-in: all a desk needs.
                 values = {"service_url": self.context.public_url, **made.wire()}
+                fingerprint = desk_fingerprint(self.context)
+                if fingerprint:  # the desk accepts this service's certificate and no other
+                    values["certificate_fingerprint"] = fingerprint_words(fingerprint)
                 self._show_credentials(f"New front desk: {name}", values)
 
             self._run(lambda: admin.admin_create_verifier(name), made_verifier, "Adding…")

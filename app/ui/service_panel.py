@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFrame,
@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.pinning import fingerprint_words
 from app.api.probe import probe
-from app.shell.context import AppContext, start_embedded_service
+from app.shell.context import AppContext, office_fingerprint, start_embedded_service
 from app.ui.service_address import AddressSection
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
@@ -169,6 +170,9 @@ class ServicePanel(QWidget):
         self.uptime_label = label("", "fieldValue")
         self.counts_label = label("", "fieldValue")
         self.environment_label = label(environment_words(context), "fieldValue")
+        self.fingerprint_label = label(self._fingerprint_words(), "fieldValue")
+        self.fingerprint_label.setObjectName("serviceFingerprint")
+        self.fingerprint_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         rows: list[tuple[str, QLabel]] = [
             ("Kind", self.environment_label),
             ("Runs", label("Inside this app" if running else "Elsewhere", "fieldValue")),
@@ -176,6 +180,7 @@ class ServicePanel(QWidget):
                 [
                     ("Address here", self.url_label),
                     ("For other desks and phones", self.public_label),
+                    ("Certificate fingerprint", self.fingerprint_label),
                 ]
                 if running is not None
                 else [("Address", self.url_label)]
@@ -224,6 +229,15 @@ class ServicePanel(QWidget):
         self.timer.timeout.connect(self.check)
         self.timer.start()
         self.check()
+
+    def _fingerprint_words(self) -> str:
+        """The SHA-256 fingerprint of the certificate this service shows, in groups of four:
+        what other desks are given (Admin → Add front desk) and what a person compares with
+        their browser's certificate viewer."""
+        found = office_fingerprint(self.context)
+        if found is None:
+            return "None: this service speaks plain HTTP, on this computer only"
+        return fingerprint_words(found)
 
     def _public_words(self) -> str:
         url = self.context.public_url
@@ -298,6 +312,7 @@ class ServicePanel(QWidget):
             self._started = time.monotonic()
             self.url_label.setText(self.context.service_url)
             self.public_label.setText(self._public_words())
+            self.fingerprint_label.setText(self._fingerprint_words())
             set_status(self.message, "The service was restarted.")
             if self.address is not None:
                 self.address.on_restarted(True, lambda: self.context.public_url)
