@@ -117,6 +117,7 @@ class AdminScreen(QWidget):
                 self.overview,
                 selected_text(self.verifiers, 1),
                 context.settings,
+                desk_fingerprint(context),
             )
         )
         self.tabs.copied.connect(lambda value: set_status(self.status, f"Copied {value}"))

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.api import ApiClient
 from app.api.errors import ApiError
+from app.api.pinning import fingerprint_words
 from app.shell.settings import Settings
 from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
@@ -72,11 +73,14 @@ class PairDialog(QDialog):
         verifier_id: str | None = None,
         parent: QWidget | None = None,
         settings: Settings | None = None,
+        fingerprint: str | None = None,
     ) -> None:
         super().__init__(parent)
         staff_screen(self)
         self.setWindowTitle("Pair a phone")
         self.settings = settings
+        self.fingerprint = fingerprint
+        """This service's certificate fingerprint when the link reaches it directly over HTTPS."""
         self.setMinimumWidth(560)
         self.admin = admin
         self.tasks = tasks
@@ -179,6 +183,13 @@ class PairDialog(QDialog):
                 "(docs/deploy.md).",
                 error=True,
             )
+        elif self.fingerprint:  # this computer's own certificate: the phone's browser warns
+            set_status(
+                self.status,
+                f"Scan with the phone for {offer.verifier_name}. Its browser may warn about this "
+                "computer's own certificate: go on only if the certificate it shows has the "
+                f"SHA-256 fingerprint {fingerprint_words(self.fingerprint)}.",
+            )
         else:
             set_status(self.status, f"Scan with the phone for {offer.verifier_name}.")
         self._tick()
@@ -222,10 +233,11 @@ def open_pair_dialog(
     overview: Overview,
     verifier_id: str | None,
     settings: Settings | None = None,
+    fingerprint: str | None = None,
 ) -> PairDialog | None:
     """What the Admin screen's "Pair a phone…" button does."""
     if admin is None:
         return None
-    dialog = PairDialog(admin, tasks, overview, verifier_id, parent, settings)
+    dialog = PairDialog(admin, tasks, overview, verifier_id, parent, settings, fingerprint)
     dialog.open()
     return dialog

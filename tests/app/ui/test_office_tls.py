@@ -6,6 +6,7 @@ certificate changed."""
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -17,6 +18,7 @@ from app.shell.office_tls import certificate_fingerprint
 from app.shell.settings import SecretStore, Settings
 from app.ui.admin_overview import NO_OVERVIEW
 from app.ui.admin_screen import AdminScreen
+from app.ui.pair_dialog import PairDialog
 from app.ui.service_panel import ServicePanel, restart_embedded
 from app.ui.tasks import TaskRunner
 from app.ui.welcome import WelcomeDialog
@@ -99,6 +101,25 @@ def test_a_desk_is_given_the_office_fingerprint_and_refuses_a_changed_certificat
         again = connect(qtbot, desk_dir, url, desk_id, desk_secret, words)
         qtbot.waitUntil(lambda: "other than the one" in again.connect_status.text(), timeout=10000)
         assert again.choice is None
+
+        # A phone pairs over the office address on this service's port: the dialog tells the
+        # person what the browser's warning must show (a phone cannot pin).
+        port = urlsplit(office.service_url).port
+        office.settings.scan_base = f"https://192.0.2.10:{port}"
+        restart_embedded(office)
+        now = fingerprint_words(certificate_fingerprint(office.settings.tls_cert))
+        with qtbot.waitSignal(admin.refreshed, timeout=10000):
+            admin.refresh()
+        admin.tabs.setCurrentIndex(1)
+        admin.verifiers.selectRow(0)
+        admin.pair_button.click()
+        pairing = admin.findChildren(PairDialog)[0]
+        pairing.make_button.click()
+        qtbot.waitUntil(lambda: pairing.offer is not None, timeout=10000)
+        assert pairing.offer is not None
+        assert pairing.offer.pair_url.startswith(f"https://192.0.2.10:{port}/v/pair#")
+        assert now in pairing.status.text() and "fingerprint" in pairing.status.text()
+        pairing.reject()
     finally:
         tasks.wait()
         office.close()
