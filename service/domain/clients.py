@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 
 from service.domain.clock import Clock, iso_z
 from service.protocol.encoding import b64url_encode
-from service.storage.port import Client, Store
+from service.storage.port import Client, Store, StoreUnavailable
 
 ROLE_SCOPES: dict[str, str] = {
     "issuer": "service:issuer",
@@ -21,6 +22,8 @@ ROLE_SCOPES: dict[str, str] = {
 }
 
 IDENTITY_CACHE_SIZE = 10_000
+
+log = logging.getLogger("service.clients")
 
 
 class ClientRegistry:
@@ -63,7 +66,10 @@ class ClientRegistry:
         if client is None or not ok or not client.usable(now):
             return None
         if (client.last_used_at or "")[:13] != now[:13]:
-            self._store.touch_client(client.client_id, now)
+            try:
+                self._store.touch_client(client.client_id, now)
+            except StoreUnavailable:  # a full disk must not stop sign-ins; Admin's view waits
+                log.warning("could not record a client's last use (store unavailable)")
         return client
 
     def active(self, client_id: str) -> Client | None:

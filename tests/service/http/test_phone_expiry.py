@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from service.protocol.schemas.access import PHONE_DAYS
+from service.storage.port import StoreUnavailable
 from testbed.factories import sealed_record
 from tests.service.http.test_wsgi_inprocess import InProcess, expect
 
@@ -126,3 +127,18 @@ def test_the_days_asked_for_are_checked(office: InProcess, days: Any) -> None:
     reply = office.call("POST", path, body, token=admin_token(office))
     field = expect(reply, 400, "VALIDATION_FAILED")["field_errors"][0]["path"]
     assert field == ("extra" if days is None else "days")
+
+
+def test_a_store_that_cannot_record_the_use_still_signs_clients_in(
+    office: InProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Recording "last used" is a nicety: a full disk must not stop every sign-in."""
+    phone = pair_phone(office)
+
+    def full_disk(client_id: str, at: str) -> None:
+        raise StoreUnavailable("no space left on the device")
+
+    office.store.touch_client = full_disk  # type: ignore[attr-defined]
+    assert office.token(phone)
+    assert "could not record a client's last use" in caplog.text
+    assert phone["client_id"] not in caplog.text
