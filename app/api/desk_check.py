@@ -22,6 +22,7 @@ from app.api.errors import (
 )
 from app.api.pinning import normalize_fingerprint, pinned_context
 from app.api.probe import probe
+from service.hosting.network_address import is_loopback_url
 
 DESK_ID_PREFIX = "ver_"
 
@@ -32,6 +33,12 @@ def desk_problem(
     """None when the desk can sign in at `url`; else one sentence naming the part to fix.
     `fingerprint`: the office certificate's, when given: only that certificate is spoken to
     (app.api.pinning), so a secret never reaches another."""
+    if url.startswith("http://") and not is_loopback_url(url):
+        return (
+            "Service address: with http:// this desk's secret and every verdict would cross the "
+            "network in clear. Use the https:// address from Admin → Add front desk (with its "
+            "certificate fingerprint)."
+        )
     verify: ssl.SSLContext | bool = True
     if fingerprint:
         if normalize_fingerprint(fingerprint) is None:

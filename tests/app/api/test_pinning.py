@@ -199,3 +199,13 @@ def test_a_badge_address_naming_this_service_turns_https_and_a_proxy_is_left_alo
     assert not ensure_office_tls(here, tmp_path / "c") and not here.tls_cert
     assert oct(Path(direct.tls_key).stat().st_mode & 0o777) == "0o600"
     assert oct((tmp_path / "a").stat().st_mode & 0o777) == "0o700"
+
+
+def test_a_desk_refuses_plain_http_across_the_network_and_a_malformed_fingerprint() -> None:
+    """Both refused before any connection: nothing is sent anywhere."""
+    from app.api.desk_check import desk_problem
+
+    clear = desk_problem("http://192.0.2.10:8080", "ver_desk", SECRET)
+    assert clear is not None and "in clear" in clear and clear.startswith("Service address:")
+    typo = desk_problem("https://192.0.2.10:8080", "ver_desk", SECRET, fingerprint="12:34")
+    assert typo is not None and typo.startswith("Certificate fingerprint:")
