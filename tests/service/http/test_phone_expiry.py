@@ -5,16 +5,20 @@ All on a fake clock through the real WSGI app and store: no sleeps."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from service.cli.main import main
+from service.composition.instance import domain_for, load_master_key, offline_config, open_store
 from service.protocol.schemas.access import PHONE_DAYS
 from service.storage.port import StoreUnavailable
 from testbed.factories import sealed_record
+from tests.service.conftest import make_instance
 from tests.service.http.test_wsgi_inprocess import InProcess, expect
 
 DAY = 24 * 3600
@@ -142,3 +146,27 @@ def test_a_store_that_cannot_record_the_use_still_signs_clients_in(
     assert office.token(phone)
     assert "could not record a client's last use" in caplog.text
     assert phone["client_id"] not in caplog.text
+
+
+def test_the_cli_pairs_a_phone_for_the_days_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = tmp_path / "cli"
+    _, _, verifier = make_instance(data_dir)
+    base = ["admin", "--data-dir", str(data_dir), "pair-verifier"]
+    args = [*base, "--client-id", verifier["client_id"], "--public-url", "https://v.example.test"]
+    assert main([*args, "--days", "0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ") and "days" in err
+    assert main([*args, "--days", "7"]) == 0
+    code = json.loads(capsys.readouterr().out)["pairing_code"]
+    store = open_store(data_dir)
+    try:
+        domain = domain_for(store, offline_config(load_master_key(data_dir)))
+        phone = domain.pairings.redeem(code)
+        client = store.get_client(phone.client_id)
+        assert client is not None and client.expires_at is not None
+        lasts = datetime.fromisoformat(client.expires_at.replace("Z", "+00:00")) - datetime.now(UTC)
+        assert timedelta(days=6, hours=23) < lasts <= timedelta(days=7)
+    finally:
+        store.close()
