@@ -6,6 +6,7 @@ All on a fake clock through the real WSGI app and store: no sleeps."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from service.cli.main import main
 from service.composition.instance import domain_for, load_master_key, offline_config, open_store
+from service.http.phone import _read
 from service.protocol.schemas.access import PHONE_DAYS
 from service.storage.port import StoreUnavailable
 from testbed.factories import sealed_record
@@ -170,3 +172,10 @@ def test_the_cli_pairs_a_phone_for_the_days_asked(
         assert timedelta(days=6, hours=23) < lasts <= timedelta(days=7)
     finally:
         store.close()
+
+
+def test_the_pairing_page_does_not_tick_remember_by_default() -> None:
+    page = _read("verify.html").decode("utf-8")
+    boxes = re.findall(r"<input[^>]*type=\"checkbox\"[^>]*>", page)
+    assert boxes and all("checked" not in box for box in boxes), boxes
+    assert any('id="pair-remember"' in box for box in boxes)
