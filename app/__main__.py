@@ -25,6 +25,7 @@ import platformdirs
 
 from app.shell.version import __version__
 from service.composition.settings import SettingsError, read_settings
+from service.files.private import private_dir
 
 
 def _verify_parser() -> argparse.ArgumentParser:
@@ -90,7 +91,7 @@ def _setup_logging() -> None:
     override = read_settings().log_dir
     folder = override or Path(platformdirs.user_log_dir("payslip-verify", appauthor=False))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)  # 0700: the log names files and folders of this desk
         handler = RotatingFileHandler(folder / "app.log", maxBytes=1_000_000, backupCount=3)
     except OSError:
         return

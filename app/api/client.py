@@ -334,11 +334,13 @@ class ApiClient:
         path = f"/admin/v1/clients/{_seg(client_id)}/disable"
         return self._admin(ClientDisabled, "POST", path, {}, idempotent=True)
 
-    def admin_pair_verifier(self, client_id: str) -> PairingOffer:
+    def admin_pair_verifier(self, client_id: str, days: int | None = None) -> PairingOffer:
         """A one-time phone pairing link for a verifier client (expires in minutes, works once);
-        not retried on ambiguous failures: each call makes a new link."""
+        `days`: how long the phone then stays signed in (the service's default, 90, when None).
+        Not retried on ambiguous failures: each call makes a new link."""
         path = f"/admin/v1/clients/{_seg(client_id)}/pairings"
-        return self._admin(PairingOffer, "POST", path, None, idempotent=False)
+        body = None if days is None else {"days": days}
+        return self._admin(PairingOffer, "POST", path, body, idempotent=False)
 
     def admin_list(self) -> Overview:
         """Issuers, verifiers, keys and record counts (never secrets or key material)."""

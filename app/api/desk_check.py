@@ -9,6 +9,8 @@ tell strangers which ids exist), so the words say which to check first.
 
 from __future__ import annotations
 
+import ssl
+
 from app.api.client import SCOPE_VERIFIER, ApiClient
 from app.api.errors import (
     ApiError,
@@ -18,14 +20,34 @@ from app.api.errors import (
     Unauthorized,
     unreachable_words,
 )
+from app.api.pinning import normalize_fingerprint, pinned_context
 from app.api.probe import probe
+from service.hosting.network_address import is_loopback_url
 
 DESK_ID_PREFIX = "ver_"
 
 
-def desk_problem(url: str, client_id: str, secret: str, timeout: float = 4.0) -> str | None:
-    """None when the desk can sign in at `url`; else one sentence naming the part to fix."""
-    problem = probe(url)
+def desk_problem(
+    url: str, client_id: str, secret: str, timeout: float = 4.0, fingerprint: str = ""
+) -> str | None:
+    """None when the desk can sign in at `url`; else one sentence naming the part to fix.
+    `fingerprint`: the office certificate's, when given: only that certificate is spoken to
+    (app.api.pinning), so a secret never reaches another."""
+    if url.startswith("http://") and not is_loopback_url(url):
+        return (
+            "Service address: with http:// this desk's secret and every verdict would cross the "
+            "network in clear. Use the https:// address from Admin → Add front desk (with its "
+            "certificate fingerprint)."
+        )
+    verify: ssl.SSLContext | bool = True
+    if fingerprint:
+        if normalize_fingerprint(fingerprint) is None:
+            return (
+                "Certificate fingerprint: it is 64 hex digits (0-9, A-F). Copy it again from "
+                "Admin → Add front desk, or leave it empty for a service with a public certificate."
+            )
+        verify = pinned_context(fingerprint)
+    problem = probe(url, verify)
     if problem is not None:
         return f"Service address: {problem}"
     if not client_id.startswith(DESK_ID_PREFIX):
@@ -34,7 +56,7 @@ def desk_problem(url: str, client_id: str, secret: str, timeout: float = 4.0) ->
             f"{DESK_ID_PREFIX}). Copy it again from Admin → Front desks."
         )
     with ApiClient(
-        url, client_id, secret, verifier_url=url, timeout=timeout, deadline=timeout
+        url, client_id, secret, verifier_url=url, timeout=timeout, deadline=timeout, verify=verify
     ) as client:
         try:
             client.check_sign_in(SCOPE_VERIFIER)

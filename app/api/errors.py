@@ -257,6 +257,9 @@ UNREACHABLE_WORDS: dict[str, str] = {
     "network.",
     "dropped": "The service at {address} dropped the connection before answering.",
     "network": "The service at {address} cannot be reached (network error). Check the network.",
+    "certificate": "The service at {address} showed a certificate other than the one this desk "
+    "trusts, so nothing was sent to it. If the office renewed its certificate, ask your "
+    "administrator for its new fingerprint; otherwise something else is answering there.",
 }
 """Each way of not reaching the service, in words that name the address tried."""
 

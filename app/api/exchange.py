@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import socket
+import ssl
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -78,7 +79,8 @@ def origin(url: str) -> str:
 
 def connect_kind(exc: BaseException) -> str:
     """Why a connection failed: "refused" when the host answered that nothing listens on the
-    port, "unknown_host" when the name does not resolve, else "network"."""
+    port, "unknown_host" when the name does not resolve, "certificate" when its certificate was
+    not the pinned one (app.api.pinning) or not trusted, else "network"."""
     seen: BaseException | None = exc
     for _ in range(6):
         if seen is None:
@@ -87,6 +89,8 @@ def connect_kind(exc: BaseException) -> str:
             return "refused"
         if isinstance(seen, socket.gaierror):
             return "unknown_host"
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return "certificate"
         seen = seen.__cause__ or seen.__context__
     text = str(exc).lower()
     if "refused" in text:

@@ -11,16 +11,20 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from app.api import ApiClient
 from app.api.fail_fast import issuer_client
+from app.api.pinning import pinned_context
 from app.api.probe import probe
 from app.issuer.local_issuer import adopt_stale_loopback
+from app.shell.office_tls import certificate_fingerprint, ensure_office_tls
 from app.shell.port_holder import PortTaken, port_holder
 from app.shell.settings import SecretStore, Settings
 from service.composition.config import default_data_dir
 from service.composition.demo import DemoInstance
 from service.composition.instance import is_initialised
+from service.files.private import private_dir
 from service.hosting.network_address import (
     ALL_INTERFACES,
     LOOPBACK_HOST,
@@ -28,7 +32,7 @@ from service.hosting.network_address import (
     port_free,
 )
 from service.hosting.server import Running, ensure_instance, start, start_demo
-from service.hosting.tls import pinned_client_context, server_context
+from service.hosting.tls import server_context
 from service.protocol.schemas import IssuerCreated
 
 log = logging.getLogger("app.context")
@@ -94,9 +98,10 @@ class AppContext:
 
     def own_options(self) -> dict[str, Any]:
         """ApiClient options for calling this computer's embedded service on its loopback
-        address: tokens for the office address, and its own certificate pinned under TLS."""
+        address: tokens for the office address, and its own certificate pinned under TLS. For a
+        desk connected elsewhere: the office certificate's fingerprint pinned, when it has one."""
         if self.service is None:
-            return {}
+            return desk_options(self.settings)
         return own_options(self.service, self.settings)
 
     def follow_service(self) -> None:
@@ -128,8 +133,41 @@ def _client(url: str, client_id: str, secret: str, **own: Any) -> ApiClient:
 def own_options(running: Running, settings: Settings) -> dict[str, Any]:
     options: dict[str, Any] = {"audience": running.config.public_url}
     if running.url.startswith("https://") and settings.tls_cert:
-        options["verify"] = pinned_client_context(settings.tls_cert)
+        options["verify"] = pinned_context(certificate_fingerprint(settings.tls_cert))
     return options
+
+
+def desk_options(settings: Settings) -> dict[str, Any]:
+    """A desk connected to an office service: that service's certificate pinned by the
+    fingerprint it was given (app.api.pinning); without one, the public authorities' check."""
+    if settings.tls_fingerprint:
+        return {"verify": pinned_context(settings.tls_fingerprint)}
+    return {}
+
+
+def office_fingerprint(context: AppContext) -> str | None:
+    """The fingerprint of the certificate this computer's service shows other desks (None when
+    it speaks plain HTTP, or runs elsewhere): what Admin hands a new desk and the Service screen
+    shows."""
+    running, settings = context.service, context.settings
+    if running is None or not running.url.startswith("https://") or not settings.tls_cert:
+        return None
+    try:
+        return certificate_fingerprint(settings.tls_cert)
+    except (OSError, ValueError):
+        return None
+
+
+def desk_fingerprint(context: AppContext) -> str | None:
+    """The fingerprint to hand a new desk with the office address: this service's, when that
+    address reaches it directly (same port, https). An address on another port is a reverse
+    proxy with a certificate of its own, checked the usual way: pinning this one there would
+    only lock the desk out."""
+    found = office_fingerprint(context)
+    public = urlsplit(context.public_url)
+    if found is None or context.service is None or public.scheme != "https":
+        return None
+    return found if public.port == urlsplit(context.service.url).port else None
 
 
 def listen_host(settings: Settings) -> str:
@@ -152,6 +190,7 @@ def start_embedded_service(
     listening where the settings say, with the office address as its public URL and HTTPS when a
     certificate is set. If another program holds the kept port, `PortTaken` is raised: the
     service never moves by itself, because badges and other desks carry the port (issue 35)."""
+    ensure_office_tls(settings)  # never plain HTTP on the office network (issue 37)
     host = listen_host(settings)
     tls = server_context(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
     public = settings.scan_base.strip().rstrip("/") or None
@@ -164,9 +203,9 @@ def start_embedded_service(
             public_url=public,
             environment=environment or settings.environment,
             tls=tls,
-            # "This office network" without a certificate serves plain HTTP, as it always has:
-            # the Service screen says what crosses the network in clear when it is chosen
-            # (app.ui.service_address). A listener on this computer only is loopback anyway.
+            # "This office network" always has a certificate (ensure_office_tls: the office's
+            # own, or one made on first use), so plain HTTP is only ever this computer's
+            # loopback listener.
             insecure_http=tls is None,
             # The app's own admin client reaches its service on loopback (`Running.url`), and
             # no other desk uses the admin API, so it stays on this computer only.
@@ -246,6 +285,7 @@ def start_embedded_context(
     """The desk's own instance in its data directory, initialised on first run."""
     directory = data_dir or _embedded_dir(settings)
     slot = f"instance:{directory.resolve()}"
+    private_dir(directory)  # 0700, also a folder an older version made 0755 (or 0777)
     created = ensure_instance(directory)
     if created is not None:
         secrets.set(f"{slot}:admin_id", created["admin_client_id"])
@@ -295,6 +335,7 @@ def start_remote_context(settings: Settings, secrets: SecretStore) -> AppContext
         settings.client_id,
         secret,
         settings.verifier_url,
+        **desk_options(settings),
     )
     return AppContext(settings=settings, secrets=secrets, verifier=client)
 

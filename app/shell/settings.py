@@ -7,18 +7,16 @@ casually than a keyring entry.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
-import os
-import secrets
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
+from app.shell.pin_hash import hash_pin, needs_upgrade, verify_pin
 from service.composition.settings import read_settings
+from service.files.private import private_dir, write_private_text
 
 KEYRING_SERVICE = "payslip-verify"
 
@@ -55,8 +53,16 @@ class Settings:
     (empty: this computer's own address, which only this computer can open)."""
     tls_cert: str = ""
     tls_key: str = ""
-    """PEM certificate (chain) and key files: with both, the embedded service speaks HTTPS."""
+    """PEM certificate (chain) and key files: with both, the embedded service speaks HTTPS. On
+    the office network it always does: without the office's own, the app makes one
+    (app.shell.office_tls)."""
+    tls_fingerprint: str = ""
+    """A desk connected to an office service: the SHA-256 fingerprint of that service's
+    certificate, given with its address and sign-in; only that certificate is accepted
+    (app.api.pinning). Empty: the certificate is checked against public authorities."""
     demo_offered: bool = False
+    phone_days: int = 90
+    """How long a phone paired from Admin stays signed in (days; set in the pairing dialog)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -70,25 +76,25 @@ class Settings:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def save(self, directory: Path | None = None) -> None:
-        folder = directory or config_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "settings.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2), "utf-8")
-        os.replace(tmp, path)
+        """settings.json 0600 in a 0700 folder, whatever the umask: it holds the kiosk PIN's
+        hash and says where the data and secrets are."""
+        folder = private_dir(directory or config_dir())
+        write_private_text(folder / "settings.json", json.dumps(asdict(self), indent=2))
 
     def set_pin(self, pin: str) -> None:
-        salt = secrets.token_hex(8)
-        digest = hashlib.pbkdf2_hmac("sha256", pin.encode(), salt.encode(), 100_000).hex()
-        self.kiosk_pin_hash = f"{salt}${digest}"
+        self.kiosk_pin_hash = hash_pin(pin)
 
     def check_pin(self, pin: str) -> bool:
-        """With no PIN set, the kiosk's settings are open (first setup)."""
+        """With no PIN set, the kiosk's settings are open (first setup). A right PIN whose hash
+        is older or weaker than today's (app.shell.pin_hash) is re-hashed here, in memory: the
+        caller saves the settings when `kiosk_pin_hash` changed."""
         if not self.kiosk_pin_hash:
             return True
-        salt, _, digest = self.kiosk_pin_hash.partition("$")
-        candidate = hashlib.pbkdf2_hmac("sha256", pin.encode(), salt.encode(), 100_000).hex()
-        return hmac.compare_digest(candidate, digest)
+        if not verify_pin(pin, self.kiosk_pin_hash):
+            return False
+        if needs_upgrade(self.kiosk_pin_hash):
+            self.set_pin(pin)
+        return True
 
 
 class SecretStore:
@@ -133,12 +139,8 @@ class SecretStore:
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def _write_file(self, data: dict[str, str]) -> None:
-        self._dir.mkdir(parents=True, exist_ok=True)
-        tmp = self._path().with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, self._path())
+        private_dir(self._dir)
+        write_private_text(self._path(), json.dumps(data))
 
 
 def _usable_keyring() -> Any:

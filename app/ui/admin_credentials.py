@@ -33,6 +33,7 @@ from app.ui.staff_style import label, staff_stylesheet
 
 LABELS = {
     "service_url": "Service address",
+    "certificate_fingerprint": "Certificate fingerprint (SHA-256)",
     "issuer_id": "Issuer id",
     "verifier_id": "Front desk id",
     "client_id": "Client id",

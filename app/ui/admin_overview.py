@@ -2,12 +2,15 @@
 
 Payroll providers, front desks, clients and keys, each with its Copy id button and the actions
 that act on the tab's selected row. The tables only show what the service said, in an office's
-words (local times, "Disabled", "Used by this app"); ids are shown whole, never cut off, because
+words (local times, "Disabled", "Expired", "Used by this app", when a phone last signed in and
+until when it may); ids are shown whole, never cut off, because
 people copy them into support requests. Which row is selected decides which buttons are enabled,
 so a button never offers to act on nothing. The actions themselves are the screen's.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
@@ -24,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui.staff_style import label, local_time
+from app.verify.presentation import local_moment
 from service.protocol.schemas import ClientSummary, KeySummary, Overview
 from service.protocol.vocabulary import KeyState
 
@@ -87,7 +91,10 @@ class OverviewTabs(QTabWidget):
         """The clients this app signs in with: never offered for disabling."""
         self.issuers = _table(["Payroll provider", "Issuer id", "Payslips", "Withdrawn"], (1,))
         self.verifiers = _table(["Front desk", "Front desk id", "Added"], (1,))
-        self.clients = _table(["Client id", "Can", "Name", "State", "Added", "Note"], (0,))
+        self.clients = _table(
+            ["Client id", "Can", "Name", "State", "Added", "Note", "Last used", "Signs in until"],
+            (0,),
+        )
         self.keys = _table(["Key version", "Payroll provider", "State", "Added", "Retired"], (0, 2))
         self.id_columns = {
             "issuers": (self.issuers, 1),
@@ -154,6 +161,7 @@ class OverviewTabs(QTabWidget):
         self.overview = overview
         self.own_ids = set(own_ids)
         issuers, verifiers = overview.issuers, overview.verifiers
+        now = datetime.now(UTC)
         _fill(
             self.issuers,
             [[i.name, i.issuer_id, str(i.records), str(i.revoked)] for i in issuers],
@@ -169,9 +177,11 @@ class OverviewTabs(QTabWidget):
                     c.client_id,
                     ROLES.get(c.role, c.role),
                     c.name,
-                    "Disabled" if c.disabled else "Active",
+                    client_state(c, now),
                     local_time(c.created_at),
                     "Used by this app" if c.client_id in own_ids else "",
+                    local_time(c.last_used_at) if c.last_used_at else "Not yet",
+                    local_time(c.expires_at) if c.expires_at else "",
                 ]
                 for c in overview.clients
             ],
@@ -206,9 +216,13 @@ class OverviewTabs(QTabWidget):
         # Left enabled for the app's own clients: pressing it says why it will not (a greyed
         # button would not).
         self.disable_button.setEnabled(admin and client is not None and not client.disabled)
+        phone = client is not None and is_phone(client)
+        self.disable_button.setText("Remove phone…" if phone else "Disable client…")
         self.disable_button.setToolTip(
             "This app signs in with this client, so it cannot be disabled from here."
             if own
+            else "Stops the selected phone from verifying, at once and for good."
+            if phone
             else "Stops the selected client from signing in, at once and for good."
         )
         for name, (table, column) in self.id_columns.items():
@@ -225,6 +239,19 @@ class OverviewTabs(QTabWidget):
         client = self.client(client_id)
         active_admins = [c for c in self.overview.clients if c.role == "admin" and not c.disabled]
         return client is not None and client.role == "admin" and len(active_admins) <= 1
+
+
+def is_phone(client: ClientSummary) -> bool:
+    """A paired phone's client: the only kind that expires (service.domain.pairing)."""
+    return client.expires_at is not None
+
+
+def client_state(client: ClientSummary, now: datetime) -> str:
+    """Disabled, Expired (a phone past its time: pair it again) or Active."""
+    if client.disabled:
+        return "Disabled"
+    until = local_moment(client.expires_at) if client.expires_at else None
+    return "Expired" if until is not None and until <= now else "Active"
 
 
 def select_row(table: QTableWidget, text: str, column: int = 0) -> bool:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.api import ApiClient
 from app.api.errors import ApiError
+from app.api.pinning import fingerprint_words
 from app.issuer.local_issuer import (
     LocalIssuer,
     load_local_issuer,
@@ -33,9 +34,9 @@ from app.issuer.local_issuer import (
     saved_address,
     use_new_key,
 )
-from app.shell.context import AppContext
+from app.shell.context import AppContext, desk_fingerprint
 from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
-from app.ui.admin_overview import OverviewTabs, select_row, selected_text
+from app.ui.admin_overview import OverviewTabs, is_phone, select_row, selected_text
 from app.ui.folders import last_folder, remember_folder
 from app.ui.pair_dialog import open_pair_dialog
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
@@ -110,7 +111,13 @@ class AdminScreen(QWidget):
         self.pair_button.setEnabled(context.admin is not None)
         self.pair_button.clicked.connect(
             lambda: open_pair_dialog(
-                self, context.admin, tasks, self.overview, selected_text(self.verifiers, 1)
+                self,
+                context.admin,
+                tasks,
+                self.overview,
+                selected_text(self.verifiers, 1),
+                context.settings,
+                desk_fingerprint(context),
             )
         )
         self.tabs.copied.connect(lambda value: set_status(self.status, f"Copied {value}"))
@@ -282,6 +289,9 @@ class AdminScreen(QWidget):
                 self.name_edit.clear()
                 # The address other computers use, with the sign-in: all a desk needs.
                 values = {"service_url": self.context.public_url, **made.wire()}
+                fingerprint = desk_fingerprint(self.context)
+                if fingerprint:  # the desk accepts this service's certificate and no other
+                    values["certificate_fingerprint"] = fingerprint_words(fingerprint)
                 self._show_credentials(f"New front desk: {name}", values)
 
             self._run(lambda: admin.admin_create_verifier(name), made_verifier, "Adding…")
@@ -434,12 +444,14 @@ class AdminScreen(QWidget):
             self.failed.emit(refusal)
             return
         name = selected_text(self.clients, 2) or ""
+        client = self.tabs.client(client_id)
+        phone = client is not None and is_phone(client)
         self._confirm_then(
-            "Disable client",
-            f"Disable client {client_id} ({name})?\n\nIt stops working at once and cannot be "
-            "turned back on.",
+            "Remove phone" if phone else "Disable client",
+            (f"Remove the phone {name}?" if phone else f"Disable client {client_id} ({name})?")
+            + "\n\nIt stops working at once and cannot be turned back on.",
             lambda admin: admin.admin_disable_client(client_id),
-            "Disabling…",
+            "Removing…" if phone else "Disabling…",
         )
 
     def select_row(self, table: QTableWidget, text: str, column: int = 0) -> bool:

@@ -2,12 +2,15 @@
 
 The QR holds `<public url>/v/pair#<one-time code>` (service.domain.pairing): it works once and
 expires in minutes, and the phone ends up with its own verifier client, listed under Clients as
-"<front desk> · phone paired <date>", which Admin can disable to stop that phone alone. The code
-is shown only while this dialog is open and is never stored or logged by the app.
+"<front desk> · phone paired <date>" with when it was last used, which Admin can remove to stop
+that phone alone. That client stops signing in after the days chosen here (90 unless changed,
+kept in settings.json): a phone keeps its secret in its browser, and phones get lost. The code is
+shown only while this dialog is open and is never stored or logged by the app.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -22,15 +25,19 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
 from app.api import ApiClient
 from app.api.errors import ApiError
+from app.api.pinning import fingerprint_words
+from app.shell.settings import Settings
 from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from app.verify.presentation import error_message
 from service.protocol.schemas import ClientSummary, Overview, PairingOffer
+from service.protocol.schemas.access import MAX_PHONE_DAYS, PHONE_DAYS
 
 QR_PIXELS = 300
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -65,10 +72,15 @@ class PairDialog(QDialog):
         overview: Overview,
         verifier_id: str | None = None,
         parent: QWidget | None = None,
+        settings: Settings | None = None,
+        fingerprint: str | None = None,
     ) -> None:
         super().__init__(parent)
         staff_screen(self)
         self.setWindowTitle("Pair a phone")
+        self.settings = settings
+        self.fingerprint = fingerprint
+        """This service's certificate fingerprint when the link reaches it directly over HTTPS."""
         self.setMinimumWidth(560)
         self.admin = admin
         self.tasks = tasks
@@ -98,6 +110,17 @@ class PairDialog(QDialog):
         self.make_button.setObjectName("primary")
         row.addWidget(self.make_button)
         layout.addLayout(row)
+        lasts = QHBoxLayout()
+        lasts.addWidget(QLabel("The phone stays signed in for"))
+        self.days = QSpinBox()
+        self.days.setObjectName("pairDays")
+        self.days.setRange(1, MAX_PHONE_DAYS)
+        self.days.setValue(settings.phone_days if settings is not None else PHONE_DAYS)
+        self.days.setSuffix(" days")
+        self.days.setAccessibleName("Days the phone stays signed in")
+        lasts.addWidget(self.days)
+        lasts.addStretch(1)
+        layout.addLayout(lasts)
 
         self.qr = QLabel()
         self.qr.setObjectName("pairQr")
@@ -113,7 +136,8 @@ class PairDialog(QDialog):
         layout.addWidget(
             label(
                 "Works once, for 10 minutes. The phone gets its own sign-in, listed under "
-                "Clients as “… phone paired <date>”: disable it there to stop that phone at once.",
+                "Clients as “… phone paired <date>” with when it was last used: remove it there "
+                "to stop that phone at once. After the days above it must be paired again.",
                 "hint",
             )
         )
@@ -133,9 +157,16 @@ class PairDialog(QDialog):
         client_id = self.desk.currentData()
         if not client_id:
             return
+        days = self.days.value()
+        if self.settings is not None and self.settings.phone_days != days:
+            self.settings.phone_days = days  # the next pairing offers the same
+            with contextlib.suppress(OSError):  # an unwritable config must not stop a pairing
+                self.settings.save()
         self.make_button.setEnabled(False)
         set_status(self.status, "Asking the service for a pairing code…")
-        self.tasks.run(lambda: self.admin.admin_pair_verifier(client_id), self._show, self._failed)
+        self.tasks.run(
+            lambda: self.admin.admin_pair_verifier(client_id, days), self._show, self._failed
+        )
 
     def _show(self, offer: PairingOffer) -> None:
         self.offer = offer
@@ -151,6 +182,13 @@ class PairDialog(QDialog):
                 "open the link. Run the service with --public-url set to an address phones reach "
                 "(docs/deploy.md).",
                 error=True,
+            )
+        elif self.fingerprint:  # this computer's own certificate: the phone's browser warns
+            set_status(
+                self.status,
+                f"Scan with the phone for {offer.verifier_name}. Its browser may warn about this "
+                "computer's own certificate: go on only if the certificate it shows has the "
+                f"SHA-256 fingerprint {fingerprint_words(self.fingerprint)}.",
             )
         else:
             set_status(self.status, f"Scan with the phone for {offer.verifier_name}.")
@@ -194,10 +232,12 @@ def open_pair_dialog(
     tasks: TaskRunner,
     overview: Overview,
     verifier_id: str | None,
+    settings: Settings | None = None,
+    fingerprint: str | None = None,
 ) -> PairDialog | None:
     """What the Admin screen's "Pair a phone…" button does."""
     if admin is None:
         return None
-    dialog = PairDialog(admin, tasks, overview, verifier_id, parent)
+    dialog = PairDialog(admin, tasks, overview, verifier_id, parent, settings, fingerprint)
     dialog.open()
     return dialog

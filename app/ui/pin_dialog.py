@@ -5,11 +5,11 @@ desk's credentials, and a closed kiosk leaves a desktop open to whoever stands t
 never runs unlocked: the first kiosk start asks the operator to choose a PIN (or takes one from
 ``PAYSLIP_KIOSK_PIN``, or a ``kiosk_pin_hash`` already in settings.json, for fleet set-up), and
 refuses to start without one.
-The PIN is checked with :meth:`Settings.check_pin` (salted PBKDF2, constant
-time compare). After a few wrong tries the dialog locks for a while, so guessing a 4-digit PIN at
-the desk takes hours instead of minutes. The count lives in a :class:`PinGuard` that outlives
-one dialog, so closing and reopening the dialog does not reset it. The PIN itself is never
-logged or kept.
+The PIN is checked with :meth:`Settings.check_pin` (scrypt, memory-hard: app.shell.pin_hash;
+constant time compare); a right PIN stored under the older PBKDF2 is re-hashed and saved. After a
+few wrong tries the dialog locks for a while, so guessing a 4-digit PIN at the desk takes hours
+instead of minutes. The count lives in a :class:`PinGuard` that outlives one dialog, so closing and
+reopening the dialog does not reset it. The PIN itself is never logged or kept.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Literal
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QDialogButtonBox,
     QLineEdit,
@@ -47,9 +48,15 @@ class PinGuard:
     ``clock`` is injectable so tests can run the lockout without waiting a minute.
     """
 
-    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        clock: Callable[[], float] = time.monotonic,
+        save: Callable[[], None] | None = None,
+    ) -> None:
         self.settings = settings
         self._clock = clock
+        self._save = save or settings.save
         self.failures = 0
         self.locked_until = 0.0
 
@@ -61,8 +68,14 @@ class PinGuard:
     def check(self, pin: str) -> Literal["ok", "wrong", "locked"]:
         if self.locked_for > 0:
             return "locked"
+        stored = self.settings.kiosk_pin_hash
         if self.settings.check_pin(pin):
             self.failures = 0
+            if self.settings.kiosk_pin_hash != stored:  # upgraded to today's KDF: keep it
+                try:
+                    self._save()
+                except OSError as exc:
+                    log.warning("could not save the re-hashed PIN: %s", type(exc).__name__)
             return "ok"
         self.failures += 1
         log.info("wrong operator PIN (%d of %d)", self.failures, MAX_TRIES)
@@ -118,7 +131,11 @@ class PinDialog(QDialog):
         """Accept on the right PIN; say how many tries are left, or lock."""
         pin = self.field.text()
         self.field.clear()
-        verdict = self.guard.check(pin)
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # about a second of scrypt
+        try:
+            verdict = self.guard.check(pin)
+        finally:
+            QApplication.restoreOverrideCursor()
         if verdict == "ok":
             self.accept()
         elif verdict == "locked":

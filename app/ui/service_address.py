@@ -42,9 +42,10 @@ WARNING_STYLE = (
     "background:#fff4ce;border:1px solid #c19c00;border-radius:6px;padding:8px 10px;color:#3b2f00;"
 )
 CLEAR_TEXT = (
-    "⚠ On the office network without HTTPS, desk secrets and every verdict cross the network "
-    "in clear: anyone on it can read them. Add a certificate below, or put the service behind "
-    "an HTTPS reverse proxy (see docs/install.md) and give its https:// address for badges."
+    "⚠ On the office network nothing may cross in clear: without a certificate below, this app "
+    "makes its own when the service restarts, and other desks are given its fingerprint (Admin "
+    "→ Add front desk). Phones' browsers warn about a certificate the app made: for phones, use "
+    "your IT provider's certificate or an HTTPS reverse proxy (docs/deploy.md)."
 )
 LOOPBACK_BADGES = (
     "⚠ Badges issued now carry this computer's own address ({address}): phones and other "
@@ -292,6 +293,11 @@ class AddressSection(QWidget):
         self.apply_requested.emit()
 
     def on_restarted(self, ok: bool, describe: Callable[[], str]) -> None:
+        settings = self.context.settings
+        if ok and not self.cert.text().strip() and settings.tls_cert:  # the one the app made
+            self.cert.setText(settings.tls_cert)
+            self.key.setText(settings.tls_key)
+            self.scan_base.setText(settings.scan_base)  # now https:// when it named this port
         if ok:
             set_status(self.status, f"The service now answers at {describe()}.")
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFrame,
@@ -23,8 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.pinning import fingerprint_words
 from app.api.probe import probe
-from app.shell.context import AppContext
+from app.shell.context import AppContext, office_fingerprint
 from app.shell.restart import instance_dir, restart_embedded
 from app.ui.office_down import OfficeDownNotice
 from app.ui.service_address import AddressSection
@@ -136,6 +137,9 @@ class ServicePanel(QWidget):
         self.uptime_label = label("", "fieldValue")
         self.counts_label = label("", "fieldValue")
         self.environment_label = label(environment_words(context), "fieldValue")
+        self.fingerprint_label = label(self._fingerprint_words(), "fieldValue")
+        self.fingerprint_label.setObjectName("serviceFingerprint")
+        self.fingerprint_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         rows: list[tuple[str, QLabel]] = [
             ("Kind", self.environment_label),
             ("Runs", label("Inside this app" if running else "Elsewhere", "fieldValue")),
@@ -143,6 +147,7 @@ class ServicePanel(QWidget):
                 [
                     ("Address here", self.url_label),
                     ("For other desks and phones", self.public_label),
+                    ("Certificate fingerprint", self.fingerprint_label),
                 ]
                 if running is not None
                 else [("Address", self.url_label)]
@@ -198,6 +203,15 @@ class ServicePanel(QWidget):
         if down is None:
             return url
         return f"{url} — a stand-in for this app only while port {down.port} is in use"
+
+    def _fingerprint_words(self) -> str:
+        """The SHA-256 fingerprint of the certificate this service shows, in groups of four:
+        what other desks are given (Admin → Add front desk) and what a person compares with
+        their browser's certificate viewer."""
+        found = office_fingerprint(self.context)
+        if found is None:
+            return "None: this service speaks plain HTTP, on this computer only"
+        return fingerprint_words(found)
 
     def _public_words(self) -> str:
         url = self.context.public_url
@@ -277,6 +291,7 @@ class ServicePanel(QWidget):
         self._started = time.monotonic()
         self.url_label.setText(self._here_words())
         self.public_label.setText(self._public_words())
+        self.fingerprint_label.setText(self._fingerprint_words())
         self.office_down.refresh()
         if self.address is not None and self.context.settings.service_port:
             self.address.port.setValue(self.context.settings.service_port)

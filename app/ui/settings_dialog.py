@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.pinning import normalize_fingerprint
 from app.scan.cameras import NAME_PREFIX, camera_label, list_cameras
 from app.shell.settings import SecretStore, Settings
 from app.ui.camera_worker import NO_CAMERA_MESSAGE, CameraScanner, SourceOpener, opencv_opener
@@ -160,6 +161,10 @@ class SettingsDialog(QDialog):
             "Saved — leave empty to keep it" if has_secret else "Client secret"
         )
         form.addRow("Client secret", self.client_secret)
+        self.fingerprint = QLineEdit(settings.tls_fingerprint)
+        self.fingerprint.setPlaceholderText("From Admin → Add front desk, for an office network")
+        self.fingerprint.setAccessibleName("Certificate fingerprint")
+        form.addRow("Certificate fingerprint", self.fingerprint)
         self.environment = QComboBox()
         self.environment.addItem("Production", "production")
         self.environment.addItem("Sandbox (test data only)", "sandbox")
@@ -213,7 +218,13 @@ class SettingsDialog(QDialog):
 
     def _mode_changed(self) -> None:
         remote = self.mode.currentData() == "remote"
-        for field in (self.verifier_url, self.auth_url, self.client_id, self.client_secret):
+        for field in (
+            self.verifier_url,
+            self.auth_url,
+            self.client_id,
+            self.client_secret,
+            self.fingerprint,
+        ):
             field.setEnabled(remote)
 
     def _fill_cameras(self, current: str) -> None:
@@ -314,6 +325,11 @@ class SettingsDialog(QDialog):
                 found.append("Enter this desk's client id.")
             elif not self.client_secret.text() and not self.secrets.get(f"remote:{client_id}"):
                 found.append("Enter the client secret for this client id.")
+            typed = self.fingerprint.text().strip()
+            if typed and normalize_fingerprint(typed) is None:
+                found.append(
+                    "The certificate fingerprint is 64 hex digits (0-9, A-F), as Admin shows it."
+                )
         pin = self.pin.text()
         if pin or self.pin_again.text():
             if not (pin.isdigit() and MIN_PIN <= len(pin) <= MAX_PIN):
@@ -329,7 +345,14 @@ class SettingsDialog(QDialog):
             self.error.setText("\n".join(problems))
             return
         s = self.settings
-        before = (s.mode, s.verifier_url, s.auth_url, s.client_id, s.environment)
+        before = (
+            s.mode,
+            s.verifier_url,
+            s.auth_url,
+            s.client_id,
+            s.environment,
+            s.tls_fingerprint,
+        )
         camera = self.camera.text().strip()
         change_camera = camera != s.camera
         change_idle = self.idle.value() != s.idle_timeout
@@ -343,6 +366,7 @@ class SettingsDialog(QDialog):
             s.verifier_url = self.verifier_url.text().strip()
             s.auth_url = self.auth_url.text().strip()
             s.client_id = self.client_id.text().strip()
+            s.tls_fingerprint = normalize_fingerprint(self.fingerprint.text()) or ""
             if self.client_secret.text():
                 self.secrets.set(f"remote:{s.client_id}", self.client_secret.text())
                 secret_changed = True
@@ -356,7 +380,7 @@ class SettingsDialog(QDialog):
             change_pin = True
         self.pin.clear()
         self.pin_again.clear()
-        after = (s.mode, s.verifier_url, s.auth_url, s.client_id, s.environment)
+        after = (s.mode, s.verifier_url, s.auth_url, s.client_id, s.environment, s.tls_fingerprint)
         s.save(self._save_dir)
         self.change = SettingsChange(
             camera=change_camera,

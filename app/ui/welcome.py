@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.desk_check import desk_problem
+from app.api.pinning import normalize_fingerprint
 from app.shell.settings import SecretStore, Settings
 from app.ui.staff_style import label, section, set_status, staff_stylesheet, titled_column
 from app.ui.tasks import TaskRunner
@@ -77,6 +78,7 @@ def apply_choice(
     url: str = "",
     client_id: str = "",
     secret: str = "",
+    fingerprint: str = "",
 ) -> None:
     """Save what the welcome decided (every choice except the demo changes the saved mode)."""
     settings.demo_offered = True
@@ -87,6 +89,7 @@ def apply_choice(
         settings.mode = "remote"
         settings.verifier_url = url.rstrip("/")
         settings.client_id = client_id
+        settings.tls_fingerprint = normalize_fingerprint(fingerprint) or ""
         secrets.set(f"remote:{client_id}", secret)
     elif choice in (ISSUE, SERVICE):
         settings.mode = "embedded"
@@ -165,11 +168,15 @@ class WelcomeDialog(QDialog):
         self.client_edit.setPlaceholderText("starts with ver_")
         self.secret_edit = QLineEdit()
         self.secret_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.fingerprint_edit = QLineEdit(settings.tls_fingerprint)
+        self.fingerprint_edit.setPlaceholderText("on an office network: from Admin, as shown")
+        self.fingerprint_edit.setAccessibleName("Certificate fingerprint")
         for row, (caption, edit) in enumerate(
             (
                 ("Service address", self.url_edit),
                 ("Desk client id", self.client_edit),
                 ("Desk secret", self.secret_edit),
+                ("Certificate fingerprint", self.fingerprint_edit),
             )
         ):
             edit.setStyleSheet("font-family: sans-serif;")
@@ -233,6 +240,7 @@ class WelcomeDialog(QDialog):
         url = self.url_edit.text().strip().rstrip("/")
         client_id = self.client_edit.text().strip()
         secret = self.secret_edit.text().strip()
+        fingerprint = self.fingerprint_edit.text().strip()
         if not (url.startswith(("http://", "https://")) and client_id and secret):
             set_status(
                 self.connect_status,
@@ -250,17 +258,25 @@ class WelcomeDialog(QDialog):
                 set_status(self.connect_status, problem, error=True)
                 self.connect_failed.emit(problem)
                 return
-            self._save_desk(url, client_id, secret)
+            self._save_desk(url, client_id, secret, fingerprint)
 
         def crashed(exc: Exception) -> None:
             checked(f"The check could not be made ({type(exc).__name__}). Try again.")
 
-        self.tasks.run(lambda: desk_problem(url, client_id, secret), checked, crashed)
+        self.tasks.run(
+            lambda: desk_problem(url, client_id, secret, fingerprint=fingerprint), checked, crashed
+        )
 
-    def _save_desk(self, url: str, client_id: str, secret: str) -> None:
+    def _save_desk(self, url: str, client_id: str, secret: str, fingerprint: str = "") -> None:
         try:
             apply_choice(
-                self.settings, self.secrets, CONNECT, url=url, client_id=client_id, secret=secret
+                self.settings,
+                self.secrets,
+                CONNECT,
+                url=url,
+                client_id=client_id,
+                secret=secret,
+                fingerprint=fingerprint,
             )
         except OSError:
             set_status(self.connect_status, "The settings could not be saved.", error=True)

@@ -24,6 +24,7 @@ from app.inputs.reading import InputError, read_input
 from app.receipts.cli import save_receipt
 from app.shell.context import (
     AppContext,
+    desk_options,
     embedded_ready,
     start_embedded_context,
     start_remote_context,
@@ -54,7 +55,12 @@ def _client_from_args(
         or secrets.get(f"remote:{client_id}")
         or ""
     )
-    return verifier_client(args.auth_url or args.service_url, client_id, secret, args.service_url)
+    # The desk's own service named on the command line: its certificate stays pinned.
+    same = args.service_url.rstrip("/") == settings.verifier_url.rstrip("/")
+    pinned = desk_options(settings) if same else {}
+    return verifier_client(
+        args.auth_url or args.service_url, client_id, secret, args.service_url, **pinned
+    )
 
 
 def exit_status(outcome: Outcome) -> int:

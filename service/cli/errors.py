@@ -21,6 +21,7 @@ import platformdirs
 from service.composition.instance import InstanceError
 from service.composition.settings import SettingsError, read_settings
 from service.domain.errors import MasterKeyMismatch, ServiceError
+from service.files.private import private_dir
 from service.storage.port import StoreUnavailable
 
 ERROR_LOG_NAME = "payslip-verify-errors.log"
@@ -87,8 +88,7 @@ def _os_message(exc: OSError, port: int | None, host: str | None) -> str:
 
 def _write_traceback(exc: BaseException) -> Path | None:
     try:
-        folder = log_dir()
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(log_dir())
         path = folder / ERROR_LOG_NAME
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as handle:

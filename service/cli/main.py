@@ -66,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
     pair = actions.add_parser("pair-verifier", help="a one-time link that signs a phone in")
     pair.add_argument("--client-id", required=True, help="the verifier client the phone joins")
     pair.add_argument("--public-url", help="the address phones reach this service at")
+    pair.add_argument(
+        "--days",
+        type=int,
+        help="how long the phone stays signed in (1 to 3650; default 90)",
+    )
     signing = actions.add_parser(
         "rotate-signing-key", help="a new token signing key; the old one verifies for 15 min"
     )
@@ -167,7 +172,7 @@ def _admin(args: argparse.Namespace) -> dict[str, Any]:
         domain = domain_for(store, offline_config(load_master_key(data_dir)))
         admin = domain.admin
         if args.action == "pair-verifier":
-            return pair_verifier(domain.pairings, args.client_id, args.public_url)
+            return pair_verifier(domain.pairings, args.client_id, args.public_url, args.days)
         if args.action == "rotate-signing-key":
             return domain.signing.rotate(drop_previous=args.drop_previous)
         if args.action == "rotate-receipt-key":

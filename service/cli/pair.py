@@ -1,4 +1,4 @@
-"""`python -m service admin pair-verifier --client-id ID [--public-url URL]`.
+"""`python -m service admin pair-verifier --client-id ID [--public-url URL] [--days N]`.
 
 Prints the pairing as one JSON object (PROTOCOL §9) and, when stderr is a terminal, the QR code
 to scan with the phone. The link's fragment holds a one-time secret that expires in minutes
@@ -19,9 +19,12 @@ from service.hosting.network_address import loopback_warning
 PUBLIC_URL_ENV = "PAYSLIP_PUBLIC_URL"
 
 
-def pair_verifier(pairings: Pairings, client_id: str, public_url: str | None) -> dict[str, Any]:
+def pair_verifier(
+    pairings: Pairings, client_id: str, public_url: str | None, days: int | None = None
+) -> dict[str, Any]:
+    """`days`: how long the phone's client signs in (the domain's default and range)."""
     base = public_url or read_settings().public_url
-    offer = pairings.create(client_id, base)
+    offer = pairings.create(client_id, base, days)
     if base is None:
         print(
             "note: the link uses the default address; pass --public-url (the address phones "

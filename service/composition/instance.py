@@ -19,6 +19,7 @@ from service.composition.settings import read_settings
 from service.domain.clock import Clock, SystemClock
 from service.domain.context import Domain, build_domain, holds_instance
 from service.domain.tokens import Audiences
+from service.files.private import private_dir
 from service.protocol.crypto import new_key
 from service.protocol.encoding import EncodingError, b64url_decode, b64url_encode
 from service.storage.port import Store, StoreUnavailable
@@ -186,7 +187,7 @@ def init_instance(
         raise InstanceError(f"{data_dir} already holds an instance")
     created: list[Path] = [p for p in (data_dir, data_dir / STORE_DIR) if not p.exists()]
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(data_dir)  # 0700 whatever the umask: it holds master.key and the store
         store = open_store(data_dir, kind, database_url)
         try:
             if holds_instance(store):

@@ -12,7 +12,10 @@ Rules, in one place:
 - a pairing lives `PAIRING_TTL_SECONDS` and is removed by the redemption that uses it, atomically
   in the store, so two phones racing for one link cannot both win;
 - redemption fails alike for an unknown, used, expired or mistyped code (nothing to probe), and
-  when the source client has been disabled since the link was made.
+  when the source client has been disabled since the link was made;
+- the phone's client expires `days` after the redemption (`PHONE_DAYS` unless the admin asked
+  for another number, 1 to `MAX_PHONE_DAYS`): then it is refused as a disabled one is, and the
+  phone must be paired again.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from service.domain.errors import ServiceError, validation_failed
 from service.protocol.encoding import b64url_encode
 from service.protocol.errors import ErrorCode
 from service.protocol.schemas import PairedClient, PairingOffer
+from service.protocol.schemas.access import MAX_PHONE_DAYS, PHONE_DAYS
 from service.storage.port import Pairing, Store
 
 PAIRING_TTL_SECONDS = 600
@@ -69,11 +73,18 @@ class Pairings:
         self._scan_base = scan_base.rstrip("/")
         self._ttl = ttl
 
-    def create(self, client_id: str, public_url: str | None = None) -> PairingOffer:
+    def create(
+        self, client_id: str, public_url: str | None = None, days: int | None = None
+    ) -> PairingOffer:
         """A new one-time pairing for an enabled verifier client. `public_url` overrides the
-        instance's scan base (the offline CLI does not know the server's address)."""
+        instance's scan base (the offline CLI does not know the server's address); `days`: how
+        long the phone's client will sign in (`PHONE_DAYS` when None)."""
         if not client_id:
             raise validation_failed("client_id", "is required")
+        if days is not None and (
+            isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_PHONE_DAYS
+        ):
+            raise validation_failed("days", f"must be a whole number from 1 to {MAX_PHONE_DAYS}")
         if public_url is not None and not _ORIGIN_RE.match(public_url):
             raise validation_failed("public_url", "must be an http(s) origin such as https://host")
         client = self._clients.active(client_id)
@@ -95,6 +106,7 @@ class Pairings:
                 secret_hmac=self._digest(secret),
                 created_at=iso_z(now),
                 expires_at=iso_z(expires),
+                client_days=days or PHONE_DAYS,
             )
         )
         code = f"{pairing_id}.{secret}"
@@ -121,8 +133,12 @@ class Pairings:
         source = self._clients.active(pairing.client_id)
         if source is None:
             raise _not_redeemable()
-        name = f"{source.name} · {device} paired {iso_z(self._clock.now())[:10]}"
-        new_id, new_secret = self._clients.create("verifier", source.owner_id, name)
+        now = self._clock.now()
+        name = f"{source.name} · {device} paired {iso_z(now)[:10]}"
+        lasts = timedelta(days=pairing.client_days or PHONE_DAYS)
+        new_id, new_secret = self._clients.create(
+            "verifier", source.owner_id, name, expires_at=iso_z(now + lasts)
+        )
         return PairedClient(client_id=new_id, client_secret=new_secret, name=name)
 
     def _digest(self, secret: str) -> str:

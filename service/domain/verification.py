@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from service.domain.clients import usable_now
 from service.domain.clock import Clock, iso_z
 from service.domain.errors import ServiceError, validation_failed
 from service.domain.keys import KeyRing
@@ -76,7 +77,7 @@ class Verification:
             raise validation_failed("barcode", str(exc)) from None
         read = self._store.read_for_verification(payload.service_reference, client_id)
         if client_id is not None:
-            refuse_inactive_client(read.client)
+            refuse_inactive_client(usable_now(read.client, self._clock))
         record = read.record
         if record is None:
             return Checked(

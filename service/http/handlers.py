@@ -24,7 +24,7 @@ from service.http.client_auth import challenged, with_client_credentials
 from service.http.environ import OUTCOME_KEY
 from service.http.inputs import (
     name_of,
-    no_body,
+    pairing_days,
     pairing_redemption,
     revocation_reason,
     validated,
@@ -164,8 +164,9 @@ def receipt(context: Context, call: Call) -> Reply:
 
 
 def pair(context: Context, call: Call) -> Reply:
-    no_body(call.body)
-    return Reply(201, context.domain.pairings.create(call.args["client_id"]), NO_STORE)
+    days = pairing_days(call.body)
+    offer = context.domain.pairings.create(call.args["client_id"], days=days)
+    return Reply(201, offer, NO_STORE)
 
 
 def redeem(context: Context, call: Call) -> Reply:

@@ -79,3 +79,14 @@ def no_body(body: object) -> None:
     """Routes whose path says everything: nothing, or an empty object."""
     if body not in (None, {}):
         raise validation_failed("", "send no body or an empty object")
+
+
+def pairing_days(body: object) -> int | None:
+    """`{"days": N}` (or nothing) of a pairing request: how long the phone's client lasts; its
+    range is the domain's (service.domain.pairing)."""
+    if body is None:
+        return None
+    days = json_object(body, frozenset({"days"})).get("days")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int)):
+        raise validation_failed("days", "must be a whole number of days")
+    return days

@@ -92,9 +92,8 @@ class AdminTables:
         """Insert. An existing id is refused with StoreUnavailable (module docstring)."""
         self._db.run(
             lambda conn: conn.execute(
-                "INSERT INTO clients "
-                "(client_id, role, owner_id, name, secret_hmac, created_at, disabled) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                "INSERT INTO clients (client_id, role, owner_id, name, secret_hmac, created_at, "
+                "disabled, expires_at, last_used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     client.client_id,
                     client.role,
@@ -103,6 +102,8 @@ class AdminTables:
                     client.secret_hmac,
                     client.created_at,
                     client.disabled,
+                    client.expires_at,
+                    client.last_used_at,
                 ),
             ),
             Retry.NEVER,
@@ -141,6 +142,16 @@ class AdminTables:
             return cur.rowcount > 0
 
         return self._db.run(work, Retry.SAFE)
+
+    def touch_client(self, client_id: str, at: str) -> None:
+        if not _storable(client_id):
+            return
+        self._db.run(
+            lambda conn: conn.execute(
+                "UPDATE clients SET last_used_at = %s WHERE client_id = %s", (at, client_id)
+            ),
+            Retry.SAFE,
+        )
 
     # --- keys ----------------------------------------------------------------------------
     def add_key(self, key: KeyVersion, demote_active: bool) -> None:
@@ -220,14 +231,15 @@ class AdminTables:
     def add_pairing(self, pairing: Pairing) -> None:
         self._db.run(
             lambda conn: conn.execute(
-                "INSERT INTO pairings (pairing_id, client_id, secret_hmac, created_at, expires_at) "
-                "VALUES (%s, %s, %s, %s, %s)",
+                "INSERT INTO pairings (pairing_id, client_id, secret_hmac, created_at, expires_at, "
+                "client_days) VALUES (%s, %s, %s, %s, %s, %s)",
                 (
                     pairing.pairing_id,
                     pairing.client_id,
                     pairing.secret_hmac,
                     pairing.created_at,
                     pairing.expires_at,
+                    pairing.client_days,
                 ),
             ),
             Retry.NEVER,
@@ -240,7 +252,8 @@ class AdminTables:
         def work(conn: Conn) -> Pairing | None:
             row = conn.execute(
                 "DELETE FROM pairings WHERE pairing_id = %s AND secret_hmac = %s "
-                "RETURNING pairing_id, client_id, secret_hmac, created_at, expires_at",
+                "RETURNING pairing_id, client_id, secret_hmac, created_at, expires_at, "
+                "client_days",
                 (pairing_id, secret_hmac),
             ).fetchone()
             return Pairing(**row) if row else None

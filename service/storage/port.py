@@ -85,6 +85,15 @@ class Client:
     secret_hmac: str
     created_at: str
     disabled: bool = False
+    expires_at: str | None = None
+    """When a paired phone's client stops signing in (ISO-8601 UTC, `Z`); None: never. A phone
+    keeps its secret in the browser, so its client must not outlive the phone's likely life."""
+    last_used_at: str | None = None
+    """When the client last got a token (to the hour: `Store.touch_client`); None: never."""
+
+    def usable(self, now: str) -> bool:
+        """Enabled, and not expired at `now` (ISO-8601 UTC with `Z`, as `iso_z` writes)."""
+        return not self.disabled and (self.expires_at is None or now < self.expires_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +108,8 @@ class Pairing:
     secret_hmac: str
     created_at: str
     expires_at: str
+    client_days: int = 0
+    """How many days the phone's new client may sign in (0: the instance's default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +199,10 @@ class Store(Protocol):
     def list_clients(self) -> list[Client]: ...
     def set_client_disabled(self, client_id: str, disabled: bool) -> bool:
         """False when no such client exists."""
+        ...
+
+    def touch_client(self, client_id: str, at: str) -> None:
+        """Set the client's `last_used_at` (nothing when it does not exist)."""
         ...
 
     # --- phone pairings (one-time) --------------------------------------------------------

@@ -244,6 +244,14 @@ class TinyDBStore:
 
         return self.storage.transact(run)
 
+    def touch_client(self, client_id: str, at: str) -> None:
+        def run(tx: Tx) -> None:
+            doc = tx.get("clients", client_id)
+            if doc is not None and doc.get("last_used_at") != at:
+                tx.put("clients", {**doc, "last_used_at": at})
+
+        self.storage.transact(run)
+
     # --- phone pairings -----------------------------------------------------------------
 
     def add_pairing(self, pairing: Pairing) -> None:

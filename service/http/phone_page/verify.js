@@ -306,7 +306,7 @@ async function verify(retried = false) {
     const auth = await currentToken();
     if (auth.error === "signed-out") return showSignIn("");
     if (auth.error === "disabled") {
-      return showSignIn("This phone's sign-in has been switched off by your administrator (or its secret changed). Sign in again, or ask for a new pairing code.");
+      return showSignIn("This phone's sign-in has ended (a paired phone stays signed in for a limited time) or was switched off by your administrator. Ask for a new pairing code, or sign in again.");
     }
     if (auth.error) return showVerdict("cannot-verify", SIGN_IN_PROBLEMS[auth.error] || SIGN_IN_PROBLEMS.offline);
     show("checking");

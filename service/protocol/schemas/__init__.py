@@ -12,7 +12,7 @@ from __future__ import annotations
 from service.protocol.errors import FieldError
 
 from . import admin_responses as _admin
-from .access import PairingRedeemRequest, TokenRequest
+from .access import PairingRedeemRequest, PairingRequest, TokenRequest
 from .admin_responses import *  # noqa: F403 - the admin bodies (`admin_responses.__all__`)
 from .au_v1 import AuPayslipV1
 from .au_v2 import AuPayslipV2
@@ -82,6 +82,7 @@ __all__ = [
     "NzPayslipV1",
     "NzPayslipV2",
     "PairingRedeemRequest",
+    "PairingRequest",
     "PayslipNonPii",
     "PayslipRecord",
     "PayslipView",

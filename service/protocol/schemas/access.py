@@ -35,3 +35,16 @@ class PairingRedeemRequest(ClosedModel):
 
     pairing_code: str = Field(pattern=r"^[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{43}$")
     device_name: str | None = Field(default=None, max_length=60)
+
+
+PHONE_DAYS = 90
+"""How long a paired phone's client signs in unless the pairing asks otherwise: the phone keeps
+its secret in the browser, so a lost or sold phone must not stay a verifier for ever."""
+MAX_PHONE_DAYS = 3650
+
+
+class PairingRequest(ClosedModel):
+    """An admin's pairing request (no body, or an empty object, asks for the defaults). `days`:
+    how long the phone's client signs in after the phone uses the link (default 90)."""
+
+    days: int | None = Field(default=None, ge=1, le=MAX_PHONE_DAYS)

@@ -120,6 +120,10 @@ class ClientSummary(WireModel):
     name: str
     disabled: bool
     created_at: Time
+    expires_at: Time | None = None
+    """A paired phone's client stops signing in then (None: never)."""
+    last_used_at: Time | None = None
+    """When it last got a token, to the hour (None: not since this was recorded)."""
 
 
 NullableTime = Annotated[

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ from app.ui.admin_screen import AdminScreen
 from app.ui.pair_dialog import PairDialog
 from app.ui.tasks import TaskRunner
 from testbed import web
+from testbed.oauth import token_body
 from tests.app.shots import shoot
 
 
@@ -67,4 +70,72 @@ def test_pair_button_shows_a_one_time_qr_for_the_selected_front_desk(
     assert dialog.offer is None
     assert dialog.qr.pixmap().isNull()
     assert decode(dialog.grab().toImage()) == []
+    tasks.wait()
+
+
+def test_a_phone_lasts_the_days_chosen_and_admin_shows_its_last_use_and_removes_it(
+    qtbot: QtBot, demo_context: AppContext, config_dir: Path, no_leaks: None
+) -> None:
+    """Issue 37: the days a paired phone stays signed in are set in Admin's pairing dialog (90
+    unless changed, kept in settings.json); the Clients tab shows when each phone last signed in
+    and until when it may, and removes it."""
+    tasks = TaskRunner()
+    screen = AdminScreen(demo_context, tasks)
+    screen.show_dialogs = False
+    qtbot.addWidget(screen)
+    qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
+    screen.tabs.setCurrentIndex(1)
+    screen.verifiers.selectRow(0)
+    screen.pair_button.click()
+    dialog = screen.findChildren(PairDialog)[0]
+    assert dialog.days.value() == 90
+    dialog.days.setValue(14)
+    dialog.make_button.click()
+    qtbot.waitUntil(lambda: dialog.offer is not None, timeout=10000)
+    assert dialog.offer is not None
+    code = dialog.offer.pair_url.split("#", 1)[1]
+    dialog.reject()
+    assert json.loads((config_dir / "settings.json").read_text("utf-8"))["phone_days"] == 14
+
+    url = demo_context.service_url
+    phone = web.post(f"{url}/v1/pairings/redeem", json={"pairing_code": code}, timeout=10).json()
+    row_of = {"id": 0, "state": 3, "last used": 6, "until": 7}
+
+    def cell(client_id: str, column: str) -> str:
+        for row in range(screen.clients.rowCount()):
+            if screen.clients.item(row, 0).text() == client_id:  # type: ignore[union-attr]
+                return screen.clients.item(row, row_of[column]).text()  # type: ignore[union-attr]
+        raise AssertionError(f"{client_id} not listed")
+
+    with qtbot.waitSignal(screen.refreshed, timeout=10000):
+        screen.refresh()
+    assert cell(phone["client_id"], "last used") == "Not yet"
+    until = datetime.now(UTC) + timedelta(days=14)
+    assert cell(phone["client_id"], "until").startswith(until.astimezone().strftime("%d %b %Y"))
+    signed_in = web.post(
+        f"{url}/oauth/token",
+        json=token_body(phone["client_id"], phone["client_secret"], url),
+        timeout=10,
+    )
+    assert signed_in.status_code == 200, signed_in.text
+    with qtbot.waitSignal(screen.refreshed, timeout=10000):
+        screen.refresh()
+    assert cell(phone["client_id"], "last used") != "Not yet"
+    assert cell(phone["client_id"], "state") == "Active"
+
+    screen.tabs.setCurrentIndex(2)
+    assert screen.select_row(screen.clients, phone["client_id"])
+    assert screen.disable_button.text() == "Remove phone…"
+    screen.disable_button.click()
+    assert screen.last_confirmation is not None
+    assert "Remove the phone" in screen.last_confirmation.text()
+    qtbot.waitUntil(lambda: cell(phone["client_id"], "state") == "Disabled", timeout=10000)
+    again = web.post(
+        f"{url}/oauth/token",
+        json=token_body(phone["client_id"], phone["client_secret"], url),
+        timeout=10,
+    )
+    assert again.status_code == 401
+    assert screen.select_row(screen.clients, demo_context.issuer_info.client_id)  # type: ignore[union-attr]
+    assert screen.disable_button.text() == "Disable client…"
     tasks.wait()

@@ -426,6 +426,29 @@ class StoreContract:
         assert store.get_client("nope") is None
         assert sorted(store.list_clients(), key=lambda c: c.client_id) == [c1, c2, c3]
 
+    def test_a_phone_client_keeps_its_expiry_and_last_use(self, store: Store) -> None:
+        phone = replace(
+            make_client("cl-phone", role="verifier", owner="ver-1"),
+            expires_at="2027-02-21T09:00:00.000Z",
+        )
+        store.add_client(phone)
+        store.add_client(make_client("cl-desk", role="verifier", owner="ver-1"))
+        assert store.get_client("cl-phone") == phone
+        assert phone.last_used_at is None
+        store.touch_client("cl-phone", "2026-11-29T10:00:00.000Z")
+        store.touch_client("nope", "2026-11-29T10:00:00.000Z")  # harmless
+        used = store.get_client("cl-phone")
+        assert used == replace(phone, last_used_at="2026-11-29T10:00:00.000Z")
+        assert store.get_client("cl-desk").last_used_at is None  # type: ignore[union-attr]
+        assert used in store.list_clients()
+        assert used is not None and used.usable("2027-02-21T08:59:59.999Z")
+        assert not used.usable("2027-02-21T09:00:00.000Z")
+
+    def test_a_pairing_keeps_its_client_days(self, store: Store) -> None:
+        pairing = replace(make_pairing("p-days"), client_days=30)
+        store.add_pairing(pairing)
+        assert store.take_pairing("p-days", "hmac-p-days") == pairing
+
     # --- phone pairings -------------------------------------------------------------------
 
     def test_pairing_is_taken_once_and_only_with_its_digest(self, store: Store) -> None:
