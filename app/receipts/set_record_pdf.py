@@ -159,7 +159,7 @@ def _draw_document(
     pages: _Pages, position: int, doc: Document, receipt: DocumentReceipt | None
 ) -> None:
     heading, facts = _document_facts(doc, receipt)
-    heading = f"{position + 1}. {heading}"
+    heading = f"#{position + 1} {heading}"  # as the problems name it
     facts_width = pages.width - (_mm(QR_MM + 5) if receipt else 0)
     facts_height = pages.text_height(heading, 11, facts_width, True) + _mm(2)
     facts_height += sum(pages.text_height(f, 8.5, facts_width) + _mm(0.8) for f in facts)
