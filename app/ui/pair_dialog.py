@@ -22,17 +22,20 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QVBoxLayout,
     QWidget,
 )
 
 from app.api import ApiClient
 from app.api.errors import ApiError
+from app.ui.fit_screen import scrolling
 from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from app.verify.presentation import error_message
 from service.protocol.schemas import ClientSummary, Overview, PairingOffer
 
-QR_PIXELS = 300
+QR_PIXELS = 240
+"""The QR's box: a phone reads it from arm's length, and it fits a 512 px tall screen."""
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -69,54 +72,67 @@ class PairDialog(QDialog):
         super().__init__(parent)
         staff_screen(self)
         self.setWindowTitle("Pair a phone")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(680)
         self.admin = admin
         self.tasks = tasks
         self.offer: PairingOffer | None = None
         self._expires: datetime | None = None
 
+        # A compact layout (issue 35): the QR beside its controls, not above them, and the
+        # Close button outside the scrolling body, so the dialog fits 1024x600 and 1366x768 at
+        # 150 % (910x512 logical pixels) with Close on the screen and the whole QR in view.
         layout = titled_column(
             self,
             "Pair a phone",
             "The phone scans this code with its camera and opens the link. It can then verify "
             "payslips in its browser, as this front desk, with nothing to install and no secret "
             "to type.",
-            spacing=10,
+            margins=(20, 14, 20, 14),
+            spacing=8,
         )
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Front desk:"))
+        body = QWidget()
+        row = QHBoxLayout(body)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(16)
+        self.qr = QLabel()
+        self.qr.setObjectName("pairQr")
+        self.qr.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.qr.setFixedSize(QR_PIXELS + 16, QR_PIXELS + 16)
+        self.qr.setStyleSheet("background: white; border-radius: 8px;")
+        row.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignTop)
+        side = QVBoxLayout()
+        side.setSpacing(6)
+        side.addWidget(QLabel("Front desk:"))
         self.desk = QComboBox()
         self.desk.setObjectName("pairDesk")
+        self.desk.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.desk.setMinimumContentsLength(24)
         for client in verifier_clients(overview):
             self.desk.addItem(f"{client.name}  ({client.client_id})", client.client_id)
         if verifier_id:  # the front desk selected on the Admin screen
             owned = [c for c in verifier_clients(overview) if c.owner_id == verifier_id]
             if owned:
                 self.desk.setCurrentIndex(self.desk.findData(owned[0].client_id))
-        row.addWidget(self.desk, 1)
+        side.addWidget(self.desk)
         self.make_button = QPushButton("Show pairing code")
         self.make_button.setObjectName("primary")
-        row.addWidget(self.make_button)
-        layout.addLayout(row)
-
-        self.qr = QLabel()
-        self.qr.setObjectName("pairQr")
-        self.qr.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.qr.setMinimumSize(QR_PIXELS + 20, QR_PIXELS + 20)
-        self.qr.setStyleSheet("background: white; border-radius: 8px;")
-        layout.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignHCenter)
+        side.addWidget(self.make_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.expiry = label("", "hint")
-        self.expiry.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(self.expiry)
+        side.addWidget(self.expiry)
         self.status = label("", "adminStatus")
-        layout.addWidget(self.status)
-        layout.addWidget(
+        side.addWidget(self.status)
+        side.addWidget(
             label(
                 "Works once, for 10 minutes. The phone gets its own sign-in, listed under "
                 "Clients as “… phone paired <date>”: disable it there to stop that phone at once.",
                 "hint",
             )
         )
+        side.addStretch(1)
+        row.addLayout(side, 1)
+        layout.addWidget(scrolling(body), 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
