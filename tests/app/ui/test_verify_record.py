@@ -8,6 +8,7 @@ import base64
 import json
 import re
 import shutil
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -72,6 +73,18 @@ def _render(path: Path, tmp_path: Path) -> Path:
     return pages[0]
 
 
+JARGON = ("jwks", "JOSE", "EdDSA", "python -m", "typ ", "payslip-receipt+jwt", "--jwks")
+
+
+def assert_plain_footer(text: str) -> None:
+    """Issue 35: the record says how to check it in a desk's words, and names no computer
+    ("Made at desk vm": the host name) and no developer's terms."""
+    host = socket.gethostname()
+    assert f"desk {host}" not in text and f"Desk {host}" not in text
+    assert not [word for word in JARGON if word in text], text
+    assert "scan this page with the Verify screen of Payslip Verify" in " ".join(text.split())
+
+
 def _jwks(context: AppContext) -> dict[str, Any]:
     return dict(web.get(f"{context.service_url}/.well-known/jwks.json", timeout=10).json())
 
@@ -95,7 +108,13 @@ def test_a_verified_result_saves_a_record_whose_qr_is_a_genuine_receipt(
     assert "VERIFIED" in text and "NOT VERIFIED" not in text
     assert ISSUER in text and good.service_reference in text
     assert "Alex Example" in text and "Net pay" in text
-    assert desk_name(demo_context.settings.extra) in text
+    assert_plain_footer(text)
+    assert "Made on " in text and "Desk" not in text  # no desk name set: none made up
+    demo_context.settings.extra["desk_name"] = "Front counter 2"
+    named = _pdf_text(_save(qtbot, screen, tmp_path / "named.pdf"))
+    assert (
+        "Made at Front counter 2 on " in named and desk_name(demo_context.settings.extra) in named
+    )
     receipt = receipt_in(read_file(record).payloads)  # the app's own QR decoders, real page
     assert receipt is not None
     checked = check_receipt(receipt, _jwks(demo_context))
