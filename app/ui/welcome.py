@@ -159,6 +159,7 @@ class WelcomeDialog(QDialog):
         connect, connect_layout = section("Connect this desk to your office's service")
         form = QGridLayout()
         form.setColumnStretch(1, 1)
+        form.setVerticalSpacing(10)
         self.url_edit = QLineEdit(settings.verifier_url)
         self.url_edit.setPlaceholderText("e.g. https://verify.example.com")
         self.client_edit = QLineEdit(settings.client_id)
@@ -234,20 +235,19 @@ class WelcomeDialog(QDialog):
         client_id = self.client_edit.text().strip()
         secret = self.secret_edit.text().strip()
         if not (url.startswith(("http://", "https://")) and client_id and secret):
-            set_status(
-                self.connect_status,
+            self._say(
                 "Fill in all three: the address (starting with https://), the client id and "
                 "the secret.",
                 error=True,
             )
             return
         self.connect_button.setEnabled(False)
-        set_status(self.connect_status, f"Checking the address and signing in at {url}…")
+        self._say(f"Checking the address and signing in at {url}…")
 
         def checked(problem: str | None) -> None:
             self.connect_button.setEnabled(True)
             if problem is not None:
-                set_status(self.connect_status, problem, error=True)
+                self._say(problem, error=True)
                 self.connect_failed.emit(problem)
                 return
             self._save_desk(url, client_id, secret)
@@ -257,13 +257,34 @@ class WelcomeDialog(QDialog):
 
         self.tasks.run(lambda: desk_problem(url, client_id, secret), checked, crashed)
 
+    def _say(self, text: str, *, error: bool = False) -> None:
+        """Show the connect status, and make room for it: a two-line error under a form laid
+        out for none squeezed the fields into each other (issue 35). The dialog grows to what
+        its layout needs instead, as far as the screen allows."""
+        set_status(self.connect_status, text, error=error)
+        # The page sits in a QStackedWidget, which passes no height-for-width up: the wrapped
+        # status asks for its lines' height as a minimum instead, so the layout makes room.
+        status = self.connect_status
+        status.setMinimumHeight(status.heightForWidth(max(status.width(), 1)))
+        need = self.sizeHint().height()
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+            if layout.hasHeightForWidth():  # the wrapped subtitle's lines at this width
+                need = max(need, layout.totalHeightForWidth(self.width()))
+        screen = self.screen()
+        if screen is not None:
+            need = min(need, screen.availableGeometry().height())
+        if need > self.height():
+            self.resize(self.width(), need)
+
     def _save_desk(self, url: str, client_id: str, secret: str) -> None:
         try:
             apply_choice(
                 self.settings, self.secrets, CONNECT, url=url, client_id=client_id, secret=secret
             )
         except OSError:
-            set_status(self.connect_status, "The settings could not be saved.", error=True)
+            self._say("The settings could not be saved.", error=True)
             return
         self.secret_edit.clear()
         self.choice = CONNECT
