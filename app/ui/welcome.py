@@ -266,17 +266,15 @@ class WelcomeDialog(QDialog):
         # status asks for its lines' height as a minimum instead, so the layout makes room.
         status = self.connect_status
         status.setMinimumHeight(status.heightForWidth(max(status.width(), 1)))
-        need = self.sizeHint().height()
-        layout = self.layout()
-        if layout is not None:
-            layout.activate()
-            if layout.hasHeightForWidth():  # the wrapped subtitle's lines at this width
-                need = max(need, layout.totalHeightForWidth(self.width()))
+        page = self.pages.currentWidget()
+        wanted = page.minimumSizeHint().height()
+        if page.hasHeightForWidth():  # wrapped hints and errors: their lines at this width
+            wanted = max(wanted, page.heightForWidth(self.pages.width()))
+        short = wanted - self.pages.height()
         screen = self.screen()
-        if screen is not None:
-            need = min(need, screen.availableGeometry().height())
-        if need > self.height():
-            self.resize(self.width(), need)
+        room = screen.availableGeometry().height() if screen is not None else 10**6
+        if short > 0:  # grow by what the page lacks, as far as the screen allows
+            self.resize(self.width(), min(self.height() + short, room))
 
     def _save_desk(self, url: str, client_id: str, secret: str) -> None:
         try:
