@@ -300,7 +300,7 @@ class ServicePanel(QWidget):
             self.public_label.setText(self._public_words())
             set_status(self.message, "The service was restarted.")
             if self.address is not None:
-                self.address.on_restarted(True, lambda: self.context.public_url)
+                self.address.on_restarted(True, self.tasks)
             self.restarted.emit()
             self.check()
 
@@ -315,7 +315,7 @@ class ServicePanel(QWidget):
                 error=True,
             )
             if self.address is not None:
-                self.address.on_restarted(False, lambda: "")
+                self.address.on_restarted(False)
             self.check()
 
         self.tasks.run(lambda: restart_embedded(self.context), done, failed)
