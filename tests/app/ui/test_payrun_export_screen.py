@@ -100,7 +100,7 @@ def test_export_columns_preview_combined_pdf_and_remembered(
     assert preview[0].name == "Casey Sampleton" and preview[0].gross == "3846.15"
     assert preview[0].problems == ()
     assert preview[1].problems == (
-        "Pay Period End (period_end): expected a real calendar date as DD/MM/YYYY",
+        "Pay Period End: expected a real calendar date as DD/MM/YYYY",
     )
     assert columns.preview.item(1, 5).text().startswith("Pay Period End")
     assert columns.preview.item(0, 5).text() == "Ready"
