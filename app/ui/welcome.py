@@ -267,6 +267,8 @@ class WelcomeDialog(QDialog):
         status = self.connect_status
         status.setMinimumHeight(status.heightForWidth(max(status.width(), 1)))
         page = self.pages.currentWidget()
+        if page is None:
+            return
         wanted = page.minimumSizeHint().height()
         if page.hasHeightForWidth():  # wrapped hints and errors: their lines at this width
             wanted = max(wanted, page.heightForWidth(self.pages.width()))
