@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.api import ApiClient
 from app.api.errors import ApiError
-from app.ui.fit_screen import scrolling
+from app.ui.fit_screen import fit_to_screen, scrolling
 from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from app.verify.presentation import error_message
@@ -144,6 +144,9 @@ class PairDialog(QDialog):
         if self.desk.count() == 0:
             self.make_button.setEnabled(False)
             set_status(self.status, "Add a front desk first: a phone pairs as one.", error=True)
+        # Open at the whole layout's size where the screen has room: Qt would open a dialog at
+        # most two thirds of the screen tall (341 px of 512 at 150 %), the QR scrolled half away.
+        fit_to_screen(self, self.sizeHint())
 
     def make(self) -> None:
         client_id = self.desk.currentData()

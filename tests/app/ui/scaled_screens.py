@@ -45,6 +45,8 @@ def main() -> int:
     context = start_demo_context(Settings(), SecretStore(config, use_keyring=False))
     context.settings.camera = "no-camera-here.avi"
     report: dict[str, Any] = {}
+    shots = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    """Where to save what the screen shows (the test's folder), if given."""
     try:
         screen = app.primaryScreen()
         room = screen.availableGeometry()
@@ -69,6 +71,8 @@ def main() -> int:
         _settle(app, lambda: panel.pending == 0 and panel.check is not None)
         report["verdict"] = panel.check.headline if panel.check else None
         report["window_on_applicant"] = window.width()
+        if shots is not None:
+            window.grab().save(str(shots / "applicant-1366x768-at-150.png"))
         report["least_on_applicant"] = window.minimumSizeHint().width()
         panel.back_button.click()
         _settle(app)
@@ -78,6 +82,10 @@ def main() -> int:
         dialog.show()
         _settle(app)
         report["pair_dialog"] = [dialog.width(), dialog.height()]
+        if shots is not None:
+            dialog.grab().save(str(shots / "pair-dialog-1366x768-at-150.png"))
+        qr = dialog.qr
+        report["pair_qr_whole"] = qr.visibleRegion().boundingRect().size() == qr.size()
         dialog.close()
         window.close()
         window.tasks.wait()

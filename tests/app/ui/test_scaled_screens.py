@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tests.commands import run_module
 
 pytestmark = pytest.mark.gui
 TITLE_BAR = 48
+REVIEW = Path("/tmp/shots35")
 
 
 def test_applicant_page_and_pair_dialog_fit_1366x768_at_150_percent(tmp_path: Path) -> None:
@@ -42,7 +44,7 @@ def test_applicant_page_and_pair_dialog_fit_1366x768_at_150_percent(tmp_path: Pa
         "QT_QPA_PLATFORM": f"offscreen:configfile={screens}",
         "QT_SCALE_FACTOR": "1.5",
     }
-    done = run_module("tests.app.ui.scaled_screens", env=env, timeout=180)
+    done = run_module("tests.app.ui.scaled_screens", str(tmp_path), env=env, timeout=180)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     width, height = report["screen"]
@@ -52,3 +54,7 @@ def test_applicant_page_and_pair_dialog_fit_1366x768_at_150_percent(tmp_path: Pa
         assert report[moment] <= width, (moment, report)
     dialog_width, dialog_height = report["pair_dialog"]
     assert dialog_width <= width and dialog_height <= height - TITLE_BAR, report
+    assert report["pair_qr_whole"], report  # the phone sees the whole code, unscrolled
+    REVIEW.mkdir(exist_ok=True)  # copies for a person to look at, never in the repository
+    for shot in tmp_path.glob("*-at-150.png"):
+        shutil.copy(shot, REVIEW / shot.name)
