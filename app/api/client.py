@@ -103,12 +103,12 @@ class ApiClient:
 
     `timeout` bounds each HTTP attempt, `connect_timeout` (default: `timeout`) its TCP connect, and
     `deadline` a whole logical call including token fetches, retries and backoff sleeps (see
-    `app.api.retry`); `unreachable_after` ends a call sooner when nothing has answered at all.
-    `verify` is httpx's: an SSL context pins the embedded service's own certificate.
-    `audience` is the base URL tokens are asked for when it differs from the address called:
-    this computer reaches its embedded service on loopback, while the service's tokens name
-    the office address every other desk uses. `transport`, `sleep`, `clock` and `rng` exist so
-    tests can inject a fault transport, a recording sleep and a fake clock.
+    `app.api.retry`); `unreachable_after` ends a call sooner when nothing has answered at all,
+    `refused_after` when every attempt was refused. `verify` is httpx's: an SSL context pins the
+    embedded service's own certificate. `audience` is the base URL tokens are asked for when it
+    differs from the address called: this computer reaches its embedded service on loopback,
+    while the service's tokens name the office address every other desk uses. `transport`,
+    `sleep`, `clock` and `rng` let tests inject a fault transport, a recording sleep, a fake clock.
     """
 
     def __init__(
@@ -124,6 +124,7 @@ class ApiClient:
         deadline: float = 30.0,
         connect_timeout: float | None = None,
         unreachable_after: float | None = None,
+        refused_after: float | None = None,
         verify: ssl.SSLContext | bool = True,
         audience: str | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -136,6 +137,7 @@ class ApiClient:
             deadline=deadline,
             connect_timeout=connect_timeout,
             unreachable_after=unreachable_after,
+            refused_after=refused_after,
             sleep=sleep,
             clock=clock,
             rng=rng or random.Random(),
@@ -175,6 +177,7 @@ class ApiClient:
             deadline=policy.deadline,
             connect_timeout=policy.connect_timeout,
             unreachable_after=policy.unreachable_after,
+            refused_after=policy.refused_after,
             **options,
         )
 

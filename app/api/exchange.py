@@ -129,6 +129,7 @@ class Exchange:
         attempt = 0
         last_error: ApiError | None = None
         reach_by = policy.reach_deadline()
+        refused_by = policy.refusal_deadline()  # None once anything but a refusal happened
         while True:
             remaining = policy.remaining(deadline)
             if reach_by is not None:
@@ -144,6 +145,8 @@ class Exchange:
                 raise last_error or deadline_error(method, path, request_id, origin(base))
             if isinstance(outcome, Reply):
                 reach_by = None  # the service answers: the whole deadline applies from now on
+            if not isinstance(outcome, NetFailure) or outcome.kind != "refused":
+                refused_by = None
 
             if isinstance(outcome, Reply) and outcome.status < 400:
                 data = decode_success(outcome, request_id)
@@ -175,8 +178,10 @@ class Exchange:
             last_error = error
             delay = policy.backoff(attempt, error.retry_after)
             attempt += 1
-            if not policy.fits(delay, deadline) or (
-                reach_by is not None and not policy.fits(delay, reach_by)
+            if not all(
+                policy.fits(delay, limit)
+                for limit in (deadline, reach_by, refused_by)
+                if limit is not None
             ):
                 # INFO, not WARNING: the caller reports it (a CANNOT VERIFY, one CLI line).
                 log.info(

@@ -49,6 +49,10 @@ class RetryPolicy:
     """Seconds after which a call that has had no answer at all (every attempt failed to
     connect or timed out) gives up, however long `deadline` is: issuing keeps a long deadline
     for a slow answer but must say "cannot be reached" within 5 s (issue 27)."""
+    refused_after: float | None = None
+    """Seconds after which a call whose every attempt so far was refused gives up. A refusal is
+    the host's own prompt answer that nothing listens there: a desk says so within 1.5 s
+    (issue 35) rather than retrying until its deadline (1.7-3.3 s with jitter)."""
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     rng: random.Random = field(default_factory=random.Random)
@@ -67,6 +71,10 @@ class RetryPolicy:
     def reach_deadline(self) -> float | None:
         """The clock reading by which the service must have answered something, or None."""
         return None if self.unreachable_after is None else self.clock() + self.unreachable_after
+
+    def refusal_deadline(self) -> float | None:
+        """The clock reading after which refusals alone end the call, or None."""
+        return None if self.refused_after is None else self.clock() + self.refused_after
 
     def deadline_from_now(self) -> float:
         """The clock reading after which one logical call must have ended."""

@@ -83,12 +83,13 @@ class Income:
     def explanation(self) -> str:
         """How it was worked out, in one sentence."""
         word = _WORDS.get(self.frequency, self.frequency)
-        many = "payslip" if self.payslips == 1 else f"{self.payslips} {word} payslips"
-        return (
-            f"The average of {many} ({self.money(self.gross_per_pay_minor)} gross, "
-            f"{self.money(self.net_per_pay_minor)} net) × {self.periods_per_year} pays a year; "
-            "a month is a twelfth of the year."
-        )
+        gross, net = self.money(self.gross_per_pay_minor), self.money(self.net_per_pay_minor)
+        pay = f"{gross} gross, {net} net"
+        if self.payslips == 1:
+            what = f"The pay of one {word} payslip ({pay})"
+        else:
+            what = f"The average of {self.payslips} {word} payslips ({pay})"
+        return f"{what} × {self.periods_per_year} pays a year; a month is a twelfth of the year."
 
     def money(self, minor: int) -> str:
         return format_minor(minor, self.currency)

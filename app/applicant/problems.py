@@ -27,29 +27,51 @@ class Check(StrEnum):
 
 
 SENTENCES: dict[Check, str] = {
-    Check.NOT_A_PAYSLIP: "{label} holds no payslip code: {why}",
-    Check.NOT_VERIFIED: "{label} is NOT VERIFIED: {why}",
-    Check.CANNOT_VERIFY: "{label} could not be checked: {why}",
-    Check.DUPLICATE: "{labels} are the same payslip, given more than once.",
-    Check.DIFFERENT_EMPLOYEE: "The payslip paid on {paid} names {name}, not {other} as the other "
+    Check.NOT_A_PAYSLIP: "{doc} holds no payslip code: {why}",
+    Check.NOT_VERIFIED: "{doc} is NOT VERIFIED: {why}",
+    Check.CANNOT_VERIFY: "{doc} could not be checked: {why}",
+    Check.DUPLICATE: "{docs} are the same payslip, given more than once.",
+    Check.DIFFERENT_EMPLOYEE: "{doc}, paid on {paid}, names {name}, not {other} as the other "
     "payslips do.",
-    Check.NAME_MISMATCH: "The payslip paid on {paid} names {name}, not the applicant {applicant}.",
-    Check.DIFFERENT_EMPLOYER: "The payslip paid on {paid} is from {employer}, not {other} as the "
+    Check.NAME_MISMATCH: "{doc}, paid on {paid}, names {name}, not the applicant {applicant}.",
+    Check.DIFFERENT_EMPLOYER: "{doc}, paid on {paid}, is from {employer}, not {other} as the "
     "other payslips are.",
-    Check.GAP: "A payslip is missing: no payslip covers {first_missing} to {last_missing} (the pay "
-    "periods jump from {previous_end} to {next_start}).",
-    Check.OVERLAP: "The payslips paid on {previous_paid} and {next_paid} cover the same days: "
-    "their pay periods overlap from {next_start} to {previous_end}.",
-    Check.YTD_MISMATCH: "The year-to-date gross on the payslip paid on {next_paid} is {shown}, "
-    "but the one paid on {previous_paid} and this pay make {expected}.",
-    Check.STALE: "The latest payslip is {days} days old (paid on {paid}); ask for one from the "
-    "last {limit} days.",
+    Check.GAP: "A payslip is missing between {previous} and {next}: no payslip covers "
+    "{first_missing} to {last_missing} (the pay periods jump from {previous_end} to "
+    "{next_start}).",
+    Check.OVERLAP: "{previous} and {next} cover the same days: their pay periods overlap from "
+    "{next_start} to {previous_end}.",
+    Check.YTD_MISMATCH: "The year-to-date gross on {next} is {shown}, but {previous} and this pay "
+    "make {expected}.",
+    Check.STALE: "The latest payslip is {days} days old ({doc}, paid on {paid}); ask for one from "
+    "the last {limit} days.",
 }
-"""The sentence of each check; ``str.format`` fields are filled by :mod:`app.applicant.rules`."""
+"""The sentence of each check; ``str.format`` fields are filled by :mod:`app.applicant.rules`.
+A document is named by its position in the list and its input (``doc``, ``previous``, ``next``:
+"#2 march.pdf"), never by its payment date alone: two payslips can share one."""
 
-_MISSING = [check for check in Check if check not in SENTENCES]
+NO_INCOME_BECAUSE: dict[Check, str] = {
+    Check.NOT_A_PAYSLIP: "an input holds no payslip code, so the set is not complete",
+    Check.NOT_VERIFIED: "a payslip is NOT VERIFIED, and the set with it proves nothing",
+    Check.CANNOT_VERIFY: "not every payslip could be checked",
+    Check.DUPLICATE: "a payslip was given more than once, so the set is not what it seems",
+    Check.DIFFERENT_EMPLOYEE: "the payslips name different people, and an average of two "
+    "people's pay is no one's income",
+    Check.NAME_MISMATCH: "a payslip does not name the applicant, so its pay is not theirs",
+    Check.DIFFERENT_EMPLOYER: "the payslips are from different employers, so they are not the "
+    "pay of one job",
+    Check.GAP: "a payslip is missing, so the pays shown may not be the whole income",
+    Check.OVERLAP: "the pay periods overlap, so some days would be counted twice",
+    Check.YTD_MISMATCH: "the year-to-date figures do not add up, so the pays shown may not be "
+    "the whole income",
+    Check.STALE: "the latest payslip is too old to show the income now",
+}
+"""Why a set that is not VERIFIED shows no income (PROTOCOL §10: income only from a VERIFIED
+set), by its first problem; the desk reads this instead of a figure."""
+
+_MISSING = [check for check in Check if check not in SENTENCES or check not in NO_INCOME_BECAUSE]
 if _MISSING:  # pragma: no cover - a programming error, caught by any import
-    raise RuntimeError(f"no sentence for {_MISSING}")
+    raise RuntimeError(f"no sentence or no-income reason for {_MISSING}")
 
 DECIDING: frozenset[Check] = frozenset(Check) - {Check.CANNOT_VERIFY, Check.NOT_A_PAYSLIP}
 """Checks whose failure makes the set NOT VERIFIED; the other two leave it CANNOT VERIFY."""

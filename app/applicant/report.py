@@ -68,18 +68,20 @@ def set_wire(check: SetCheck) -> dict[str, Any]:
     }
 
 
-def document_line(doc: Document) -> str:
+def document_line(doc: Document, position: int) -> str:
+    """One document's line, named as the problems name it ("#2 march.pdf")."""
     verdict = HEADLINES[doc.verdict] if doc.verdict else "NO CODE"
+    name = f"#{position} {doc.label}"
     p = doc.payslip
     if p is None:
-        return f"{doc.label:<28} {verdict}"
+        return f"{name:<28} {verdict}"
     period = (f"{long_date(p.period_start.isoformat())} – " if p.period_start else "") + (
         long_date(p.period_end.isoformat()) if p.period_end else ""
     )
     paid = long_date(p.payment_date.isoformat()) if p.payment_date else "?"
     gross = format_minor(p.gross_minor, p.currency) if p.gross_minor is not None else "?"
     net = format_minor(p.net_minor, p.currency) if p.net_minor is not None else "?"
-    return f"{doc.label:<28} {verdict:<13} paid {paid}  period {period}  gross {gross}  net {net}"
+    return f"{name:<28} {verdict:<13} paid {paid}  period {period}  gross {gross}  net {net}"
 
 
 def income_lines(income: Income) -> list[str]:
@@ -97,8 +99,8 @@ def print_set(check: SetCheck, out: TextIO) -> None:
     words, instruction = SET_WORDS[check.verdict]
     print(f"{check.headline}: {words} {instruction}", file=out)
     print("\nPayslips", file=out)
-    for doc in check.documents:
-        print(f"  {document_line(doc)}", file=out)
+    for position, doc in enumerate(check.documents, start=1):
+        print(f"  {document_line(doc, position)}", file=out)
     if check.problems:
         print("\nProblems", file=out)
         for problem in check.problems:

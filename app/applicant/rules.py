@@ -18,7 +18,7 @@ from app.applicant.documents import Document, Payslip
 from app.applicant.income import IncomeResult, income_of
 from app.applicant.money import format_minor
 from app.applicant.names import name_words, same_name
-from app.applicant.problems import DECIDING, Check, Problem
+from app.applicant.problems import DECIDING, NO_INCOME_BECAUSE, Check, Problem
 from app.verify.presentation import long_date
 from app.verify.verdicts import HEADLINES, INPUT_PROBLEMS, meaning_of
 from service.protocol.vocabulary import Verdict
@@ -50,18 +50,27 @@ def financial_year(day: date, country: str | None) -> int | None:
     return day.year if day.month >= start_month else day.year - 1
 
 
+def name_of(docs: Sequence[Document], index: int) -> str:
+    """How a sentence names a document: its position in the list and its input ("#2 march.pdf"),
+    so two payslips paid on one day, or two files of one name, are still told apart."""
+    return f"#{index + 1} {docs[index].label}"
+
+
 def _per_document(docs: Sequence[Document]) -> list[Problem]:
     problems: list[Problem] = []
     for index, doc in enumerate(docs):
         if doc.verdict is None:
             why = doc.detail or INPUT_PROBLEMS.get(doc.reason, INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"])
-            problems.append(Problem.of(Check.NOT_A_PAYSLIP, (index,), label=doc.label, why=why))
+            named = name_of(docs, index)
+            problems.append(Problem.of(Check.NOT_A_PAYSLIP, (index,), doc=named, why=why))
         elif doc.verdict == Verdict.NOT_VERIFIED:
             why = meaning_of(doc.reason).words
-            problems.append(Problem.of(Check.NOT_VERIFIED, (index,), label=doc.label, why=why))
+            named = name_of(docs, index)
+            problems.append(Problem.of(Check.NOT_VERIFIED, (index,), doc=named, why=why))
         elif doc.verdict == Verdict.CANNOT_VERIFY:
             why = meaning_of(doc.code or doc.reason).words
-            problems.append(Problem.of(Check.CANNOT_VERIFY, (index,), label=doc.label, why=why))
+            named = name_of(docs, index)
+            problems.append(Problem.of(Check.CANNOT_VERIFY, (index,), doc=named, why=why))
     return problems
 
 
@@ -71,7 +80,7 @@ def _duplicates(docs: Sequence[Document]) -> list[Problem]:
         if doc.service_reference is not None:
             seen.setdefault(doc.service_reference, []).append(index)
     return [
-        Problem.of(Check.DUPLICATE, tuple(ids), labels=" and ".join(docs[i].label for i in ids))
+        Problem.of(Check.DUPLICATE, tuple(ids), docs=" and ".join(name_of(docs, i) for i in ids))
         for ids in seen.values()
         if len(ids) > 1
     ]
@@ -102,7 +111,7 @@ def _odd_ones(
     return common, [(i, p) for i, p, k in keyed if k != common]
 
 
-def _employees(verified: list[tuple[int, Payslip]]) -> list[Problem]:
+def _employees(docs: Sequence[Document], verified: list[tuple[int, Payslip]]) -> list[Problem]:
     def words(p: Payslip) -> frozenset[str] | None:
         return (
             name_words(p.employee_name) if p.employee_name and name_words(p.employee_name) else None
@@ -116,6 +125,7 @@ def _employees(verified: list[tuple[int, Payslip]]) -> list[Problem]:
         Problem.of(
             Check.DIFFERENT_EMPLOYEE,
             (i,),
+            doc=name_of(docs, i),
             paid=_short(p.payment_date),
             name=p.employee_name,
             other=other,
@@ -124,11 +134,14 @@ def _employees(verified: list[tuple[int, Payslip]]) -> list[Problem]:
     ]
 
 
-def _applicant(verified: list[tuple[int, Payslip]], applicant: str) -> list[Problem]:
+def _applicant(
+    docs: Sequence[Document], verified: list[tuple[int, Payslip]], applicant: str
+) -> list[Problem]:
     return [
         Problem.of(
             Check.NAME_MISMATCH,
             (i,),
+            doc=name_of(docs, i),
             paid=_short(p.payment_date),
             name=p.employee_name or "no one",
             applicant=applicant,
@@ -138,7 +151,7 @@ def _applicant(verified: list[tuple[int, Payslip]], applicant: str) -> list[Prob
     ]
 
 
-def _employers(verified: list[tuple[int, Payslip]]) -> list[Problem]:
+def _employers(docs: Sequence[Document], verified: list[tuple[int, Payslip]]) -> list[Problem]:
     problems: list[Problem] = []
     common, odd = _odd_ones(verified, lambda p: p.issuer_id)
     names = {p.issuer_id: p.issuer_name for _, p in verified}
@@ -147,6 +160,7 @@ def _employers(verified: list[tuple[int, Payslip]]) -> list[Problem]:
             Problem.of(
                 Check.DIFFERENT_EMPLOYER,
                 (i,),
+                doc=name_of(docs, i),
                 paid=_short(p.payment_date),
                 employer=p.issuer_name,
                 other=names[str(common)],
@@ -160,6 +174,7 @@ def _employers(verified: list[tuple[int, Payslip]]) -> list[Problem]:
                 Problem.of(
                     Check.DIFFERENT_EMPLOYER,
                     (i,),
+                    doc=name_of(docs, i),
                     paid=_short(p.payment_date),
                     employer=f"the employer with ABN {p.employer_abn}",
                     other=f"ABN {common_abn}",
@@ -168,7 +183,7 @@ def _employers(verified: list[tuple[int, Payslip]]) -> list[Problem]:
     return problems
 
 
-def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
+def _neighbours(docs: Sequence[Document], verified: list[tuple[int, Payslip]]) -> list[Problem]:
     """gap, overlap and ytd_mismatch between payslips next to each other in pay order."""
     ordered = sorted(
         verified,
@@ -184,6 +199,8 @@ def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
                     Problem.of(
                         Check.GAP,
                         (i, j),
+                        previous=_paid(docs, i),
+                        next=_paid(docs, j),
                         first_missing=_short(before.period_end + timedelta(days=1)),
                         last_missing=_short(after.period_start - timedelta(days=1)),
                         previous_end=_short(before.period_end),
@@ -193,6 +210,7 @@ def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
             elif after.period_start <= before.period_end:
                 problems.append(
                     _between(
+                        docs,
                         Check.OVERLAP,
                         (i, before),
                         (j, after),
@@ -205,6 +223,7 @@ def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
             expected = (before.ytd_gross_minor or 0) + (after.gross_minor or 0)
             problems.append(
                 _between(
+                    docs,
                     Check.YTD_MISMATCH,
                     (i, before),
                     (j, after),
@@ -215,19 +234,23 @@ def _neighbours(verified: list[tuple[int, Payslip]]) -> list[Problem]:
     return problems
 
 
+def _paid(docs: Sequence[Document], index: int) -> str:
+    """A document's name and the day it was paid: "#2 march.pdf (paid 27 Nov 2026)"."""
+    payslip = docs[index].payslip
+    return f"{name_of(docs, index)} (paid {_short(payslip.payment_date if payslip else None)})"
+
+
 def _between(
-    check: Check, previous: tuple[int, Payslip], following: tuple[int, Payslip], **words: str
+    docs: Sequence[Document],
+    check: Check,
+    previous: tuple[int, Payslip],
+    following: tuple[int, Payslip],
+    **words: str,
 ) -> Problem:
-    """A problem between two payslips next to each other in pay order; its sentence names them
-    by the days they were paid (`previous_paid`, `next_paid`), as a worker reads them."""
-    (i, before), (j, after) = previous, following
-    return Problem.of(
-        check,
-        (i, j),
-        previous_paid=_short(before.payment_date),
-        next_paid=_short(after.payment_date),
-        **words,
-    )
+    """A problem between two payslips next to each other in pay order; its sentence names each
+    by position, input and the day it was paid (`previous`, `next`)."""
+    i, j = previous[0], following[0]
+    return Problem.of(check, (i, j), previous=_paid(docs, i), next=_paid(docs, j), **words)
 
 
 def _ytd_differs(before: Payslip, after: Payslip) -> bool:
@@ -247,7 +270,9 @@ def _ytd_differs(before: Payslip, after: Payslip) -> bool:
     return after.ytd_gross_minor != before.ytd_gross_minor + after.gross_minor
 
 
-def _stale(verified: list[tuple[int, Payslip]], today: date, limit: int) -> list[Problem]:
+def _stale(
+    docs: Sequence[Document], verified: list[tuple[int, Payslip]], today: date, limit: int
+) -> list[Problem]:
     dated = [(p.payment_date, i) for i, p in verified if p.payment_date is not None]
     if not dated:
         return []
@@ -255,7 +280,16 @@ def _stale(verified: list[tuple[int, Payslip]], today: date, limit: int) -> list
     days = (today - latest).days
     if days <= limit:
         return []
-    return [Problem.of(Check.STALE, (index,), days=days, paid=_short(latest), limit=limit)]
+    return [
+        Problem.of(
+            Check.STALE,
+            (index,),
+            days=days,
+            doc=name_of(docs, index),
+            paid=_short(latest),
+            limit=limit,
+        )
+    ]
 
 
 def set_verdict(docs: Sequence[Document], problems: Sequence[Problem]) -> Verdict:
@@ -277,9 +311,27 @@ def check_set(
     """The set's verdict, problems and income. ``today`` is the desk's local date."""
     docs = tuple(documents)
     verified = _verified(docs)
-    problems = _per_document(docs) + _duplicates(docs) + _employees(verified)
+    problems = _per_document(docs) + _duplicates(docs) + _employees(docs, verified)
     if applicant_name is not None and applicant_name.strip():
-        problems += _applicant(verified, applicant_name.strip())
-    problems += _employers(verified) + _neighbours(verified)
-    problems += _stale(verified, today, max_age_days)
-    return SetCheck(set_verdict(docs, problems), docs, tuple(problems), income_of(docs))
+        problems += _applicant(docs, verified, applicant_name.strip())
+    problems += _employers(docs, verified) + _neighbours(docs, verified)
+    problems += _stale(docs, verified, today, max_age_days)
+    verdict = set_verdict(docs, problems)
+    return SetCheck(verdict, docs, tuple(problems), _income(docs, verdict, problems))
+
+
+def _income(
+    docs: Sequence[Document], verdict: Verdict, problems: Sequence[Problem]
+) -> IncomeResult:
+    """PROTOCOL §10: only a VERIFIED set proves income. Otherwise none, and why in words: two
+    people's pay averaged, or pays with one missing, is no one's income."""
+    if verdict == Verdict.VERIFIED:
+        return income_of(docs)
+    deciding = [p for p in problems if p.check in DECIDING] or list(problems)
+    if not deciding:
+        return IncomeResult(None, "No payslip is VERIFIED, so no income is proved.")
+    because = NO_INCOME_BECAUSE[deciding[0].check]
+    return IncomeResult(
+        None,
+        f"Income is shown only when the payslips are VERIFIED together; here {because}.",
+    )

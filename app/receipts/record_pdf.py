@@ -13,7 +13,6 @@ measures in US units. No window is needed: it runs in a worker thread.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,9 +47,25 @@ def page_size_for(locale: QLocale | None = None) -> QPageSize.PageSizeId:
 
 
 def desk_name(settings_extra: dict[str, object] | None = None) -> str:
-    """This desk's name: the one set in the settings (`desk_name`), else the computer's."""
+    """This desk's name as its office set it (`desk_name` in the settings), else "".
+
+    Not the computer's host name: "Made at desk vm" tells a reader of the record nothing, and
+    names a machine of the office's network on paper that leaves it (issue 35)."""
     named = (settings_extra or {}).get("desk_name")
-    return str(named) if named else socket.gethostname()
+    return str(named).strip() if named else ""
+
+
+def made_line(desk: str, when: str) -> str:
+    """The line under a record's title: where (when the desk has a name) and when."""
+    return f"Made at {desk} on {when}" if desk else f"Made on {when}"
+
+
+CHECK_IT = (
+    "Anyone can check it at any time, without trusting this paper: scan this page with the "
+    "Verify screen of Payslip Verify, which checks the signature against the service's "
+    "published keys and says whether the record is genuine or was altered."
+)
+"""How a reader checks a record, in the words of someone who has the app, not a developer's."""
 
 
 def record_lines(claims: ReceiptClaims) -> list[tuple[str, str]]:
@@ -128,7 +143,7 @@ def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, de
     painter.drawText(
         QRectF(0, y, width, _mm(6)),
         Qt.AlignmentFlag.AlignLeft,
-        f"Made at desk {desk} on {made_at(claims)}",
+        made_line(desk, made_at(claims)),
     )
     y += _mm(9)
 
@@ -154,7 +169,7 @@ def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, de
 
     label_width = _mm(40)
     for label, value in [
-        ("Desk", desk),
+        *([("Desk", desk)] if desk else []),
         *[(name, text) for name, text in record_lines(claims) if name != "Verdict"],
     ]:
         painter.setFont(_font(10, bold=True))
@@ -194,11 +209,8 @@ def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, de
     painter.drawText(
         QRectF(0, y, width, _mm(30)),
         Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap,
-        "This record holds a receipt signed by the payslip verification service "
-        f"({claims.iss}). Anyone can check it at any time with the service's published keys "
-        "(/.well-known/jwks.json): with Payslip Verify (python -m app receipt check THIS-FILE "
-        "--jwks KEYS), by scanning this page in its Verify screen, or with any JOSE library "
-        "(EdDSA, header typ payslip-receipt+jwt). The service keeps no copy of this record.",
+        "This record holds a receipt signed by the payslip verification service at "
+        f"{claims.iss}. {CHECK_IT} The service keeps no copy of this record.",
     )
 
 

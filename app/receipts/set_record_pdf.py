@@ -28,7 +28,15 @@ from app.applicant.report import SET_WORDS, income_lines
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import DocumentReceipt
 from app.receipts.check import verdict_words
-from app.receipts.record_pdf import _draw_qr, _font, _mm, record_lines, record_painter
+from app.receipts.record_pdf import (
+    CHECK_IT,
+    _draw_qr,
+    _font,
+    _mm,
+    made_line,
+    record_lines,
+    record_painter,
+)
 from app.ui.style import INK, MUTED, PALETTES, VERDICT_TONES
 from app.verify.verdicts import HEADLINES
 from service.protocol.vocabulary import Verdict
@@ -101,7 +109,7 @@ def write_set_record(
 def _draw_summary(pages: _Pages, check: SetCheck, desk: str, applicant: str | None) -> None:
     now = datetime.now().astimezone().strftime("%-d %b %Y %H:%M %Z").strip()
     pages.line("Applicant verification record", 18, bold=True, after=2)
-    pages.line(f"Made at desk {desk} on {now}", 9, colour=MUTED, after=3)
+    pages.line(made_line(desk, now), 9, colour=MUTED, after=3)
     if applicant:
         pages.line(f"Applicant: {applicant}", 12, bold=True, after=3)
     words, instruction = SET_WORDS[check.verdict]
@@ -159,7 +167,7 @@ def _draw_document(
     pages: _Pages, position: int, doc: Document, receipt: DocumentReceipt | None
 ) -> None:
     heading, facts = _document_facts(doc, receipt)
-    heading = f"{position + 1}. {heading}"
+    heading = f"#{position + 1} {heading}"  # as the problems name it
     facts_width = pages.width - (_mm(QR_MM + 5) if receipt else 0)
     facts_height = pages.text_height(heading, 11, facts_width, True) + _mm(2)
     facts_height += sum(pages.text_height(f, 8.5, facts_width) + _mm(0.8) for f in facts)
@@ -214,13 +222,10 @@ def _draw_footer(pages: _Pages, receipts: Sequence[DocumentReceipt]) -> None:
     service = receipts[0].claims.iss if receipts else "the payslip verification service"
     pages.y += _mm(2)
     pages.line(
-        f"Each receipt on this record is signed by the payslip verification service ({service}) "
-        "and says what that service found for one payslip. Anyone can check a receipt at any "
-        "time with the service's published keys (/.well-known/jwks.json): by scanning this "
-        "record in Payslip Verify's Verify screen, with python -m app receipt check (a saved "
-        ".jws file), or with any JOSE library (EdDSA, header typ payslip-receipt+jwt). The "
-        "set's verdict, problems and income above are the desk's working from those checks. The "
-        "service keeps no copy of this record.",
+        f"Each receipt on this record is signed by the payslip verification service at {service} "
+        f"and says what that service found for one payslip. {CHECK_IT} The set's verdict, "
+        "problems and income above are the desk's working from those checks. The service keeps "
+        "no copy of this record.",
         8,
         colour=MUTED,
     )

@@ -45,6 +45,10 @@ VERIFY_DEADLINE = 4.0
 person at the desk hears "try again" within 5 s, not after 20 (issue 9)."""
 VERIFY_CONNECT_TIMEOUT = 1.5
 """A reachable service accepts a connection in milliseconds; a dead host never does."""
+VERIFY_REFUSED_AFTER = 1.0
+"""Seconds a desk keeps asking a service that refuses every connection (nothing listens: it is
+stopped, or on another port): the refused-connection verdict comes within 1.5 s (issue 35); a
+service restarting takes longer than that anyway, and "try again" covers it."""
 
 
 def verifier_client(
@@ -60,6 +64,7 @@ def verifier_client(
         timeout=VERIFY_DEADLINE,
         connect_timeout=VERIFY_CONNECT_TIMEOUT,
         deadline=VERIFY_DEADLINE,
+        refused_after=VERIFY_REFUSED_AFTER,
         **own,
     )
 

@@ -254,6 +254,34 @@ def client_state(client: ClientSummary, now: datetime) -> str:
     return "Expired" if until is not None and until <= now else "Active"
 
 
+def _payslips(count: int) -> str:
+    return "1 payslip" if count == 1 else f"{count:,} payslips"
+
+
+def retire_consequence(overview: Overview, key_version: str) -> str:
+    """What retiring a key destroys, counted (issue 35: the confirmation said "payslips
+    encrypted with it can never be verified again" without saying how many). From the overview
+    the screen holds; a service that does not count per key gets the old sentence."""
+    key = next((k for k in overview.keys if k.key_version == key_version), None)
+    if key is None or key.records is None:
+        return "Retiring destroys this key: payslips encrypted with it can never be verified again."
+    words = (
+        f"Retiring destroys this key: {_payslips(key.records)} registered with it (and not "
+        f"revoked) will never verify again."
+        if key.records
+        else "No payslip that is not revoked was registered with this key, so retiring it "
+        "makes none unverifiable."
+    )
+    issuer = next((i for i in overview.issuers if i.issuer_id == key.issuer_id), None)
+    if issuer is not None and issuer.unpinned:
+        words += (
+            f" Up to {issuer.unpinned:,} more of {issuer.name}'s payslips may be lost too: the "
+            "service has not noted their key yet (they were registered without naming it and "
+            "not verified since)."
+        )
+    return words
+
+
 def select_row(table: QTableWidget, text: str, column: int = 0) -> bool:
     """Select the row whose ``column`` shows ``text`` (keyboard users' search and tests)."""
     for row in range(table.rowCount()):

@@ -36,7 +36,13 @@ from app.issuer.local_issuer import (
 )
 from app.shell.context import AppContext, desk_fingerprint
 from app.ui.admin_credentials import SECRET_FIELDS, CredentialsDialog
-from app.ui.admin_overview import OverviewTabs, is_phone, select_row, selected_text
+from app.ui.admin_overview import (
+    OverviewTabs,
+    is_phone,
+    retire_consequence,
+    select_row,
+    selected_text,
+)
 from app.ui.folders import last_folder, remember_folder
 from app.ui.pair_dialog import open_pair_dialog
 from app.ui.staff_style import label, plural, section, set_status, staff_screen, titled_column
@@ -403,8 +409,7 @@ class AdminScreen(QWidget):
         self._confirm_then(
             "Retire key",
             f"{warning}Retire key {key_version} of {selected_text(self.keys, 1) or ''}?\n\n"
-            "Retiring destroys this key: payslips encrypted with it can never be verified "
-            "again.",
+            + retire_consequence(self.overview, key_version),
             lambda admin: admin.admin_retire_key(key_version),
             "Retiring…",
         )

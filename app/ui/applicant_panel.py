@@ -39,7 +39,8 @@ from app.applicant.rules import SetCheck, check_set
 from app.inputs.reading import InputReading, read_file
 from app.shell.context import AppContext
 from app.ui.applicant_record import attach_set_record
-from app.ui.applicant_view import DocumentTable, IncomeBox, SetBanner
+from app.ui.applicant_table import DocumentTable, Row, checking_cells, document_cells
+from app.ui.applicant_view import IncomeBox, SetBanner
 from app.ui.card_parts import plain_label
 from app.ui.tasks import TaskRunner
 from app.ui.verify_inputs import accept_file_drag, dropped_files
@@ -87,6 +88,9 @@ class ApplicantPanel(QWidget):
         column.setSpacing(12)
         self.banner = SetBanner()
         column.addWidget(self.banner)
+        self.record_row = QHBoxLayout()
+        """Under the verdict: the record button and what became of the last save."""
+        column.addLayout(self.record_row)
         self.table = DocumentTable()
         column.addWidget(self.table)
         self.income = IncomeBox()
@@ -220,14 +224,15 @@ class ApplicantPanel(QWidget):
         self.idle.start(max(1, int(self.context.settings.idle_timeout)) * 1000)
 
     def _refresh(self) -> None:
-        rows: list[list[str]] = []
+        rows: list[Row] = []
         done: list[Document] = []
         for label, docs in zip(self._labels, self._documents, strict=True):
             if docs is None:
-                rows.append([label, "Checking…", "", "", "", ""])
+                rows.append((checking_cells(len(rows) + 1, label), None))
                 continue
             done.extend(docs)
-            rows.extend(DocumentTable.cells(d) for d in docs)
+            for doc in docs:
+                rows.append((document_cells(doc, len(rows) + 1), doc.verdict))
         self.table.show_rows(rows)
         self.check = None
         if not self._inputs:

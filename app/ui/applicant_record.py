@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFileDialog, QVBoxLayout
+from PySide6.QtWidgets import QFileDialog, QSizePolicy
 
 from app.applicant.documents import Document
 from app.applicant.rules import SetCheck
@@ -74,12 +74,14 @@ class SetRecordButton(QObject):
             "receipt signed by the service, to keep on file",
             self.save,
         )
-        panel.bar.insertWidget(panel.bar.indexOf(panel.clear_button), self.button)
+        # Under the verdict, not in the title bar: the bar's three buttons and title already fill
+        # the narrowest window (1366x768 at 150 %), and a fourth widened it (issue 35).
+        self.button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        panel.record_row.addWidget(self.button)
         self.notice = plain_label("", "recordNotice", wrap=True)
         self.notice.hide()
-        outer = panel.layout()
-        assert isinstance(outer, QVBoxLayout)
-        outer.insertWidget(1, self.notice)
+        panel.record_row.addWidget(self.notice, 1)
+        panel.record_row.addStretch(0)
         self._saving_generation: int | None = None
         panel.updated.connect(self._refresh)
 

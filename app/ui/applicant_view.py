@@ -9,31 +9,22 @@ renderer. NOT VERIFIED payslips have no figures here (the domain never keeps the
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QFrame,
     QGridLayout,
     QHBoxLayout,
-    QHeaderView,
     QLineEdit,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
 )
 
-from app.applicant.documents import Document
 from app.applicant.income import Income, Per, affordability_sentence
-from app.applicant.money import format_minor, minor_digits
+from app.applicant.money import minor_digits
 from app.applicant.report import SET_WORDS
 from app.applicant.rules import SetCheck
 from app.ui.card_parts import clear_layout, plain_label
 from app.ui.style import PALETTES, VERDICT_TONES, Tone
-from app.verify.presentation import long_date
 from app.verify.verdicts import HEADLINES
-
-COLUMNS = ("Payslip", "Verdict", "Payment date", "Pay period", "Gross", "Net")
 
 
 def _banner_style(tone: Tone) -> str:
@@ -98,53 +89,6 @@ class SetBanner(QFrame):
             self.problems.addWidget(plain_label(f"•  {problem.message}", "problem", wrap=True))
 
 
-def _cells(doc: Document) -> list[str]:
-    verdict = HEADLINES[doc.verdict] if doc.verdict else "NO PAYSLIP CODE"
-    p = doc.payslip
-    if p is None:
-        return [doc.label, verdict, "", "", "", ""]
-    start = long_date(p.period_start.isoformat()) + " – " if p.period_start else ""
-    end = long_date(p.period_end.isoformat()) if p.period_end else ""
-    money = [
-        format_minor(v, p.currency) if v is not None else "" for v in (p.gross_minor, p.net_minor)
-    ]
-    paid = long_date(p.payment_date.isoformat()) if p.payment_date else ""
-    return [doc.label, verdict, paid, start + end, *money]
-
-
-class DocumentTable(QTableWidget):
-    """One row per payslip in input order; rows still being checked say so."""
-
-    def __init__(self) -> None:
-        super().__init__(0, len(COLUMNS))
-        self.setObjectName("applicantDocuments")
-        self.setHorizontalHeaderLabels(list(COLUMNS))
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.verticalHeader().setVisible(False)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-
-    def show_rows(self, rows: list[list[str]]) -> None:
-        self.setRowCount(len(rows))
-        for r, cells in enumerate(rows):
-            for c, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if c >= 4:
-                    item.setTextAlignment(
-                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                    )
-                self.setItem(r, c, item)
-        height = self.horizontalHeader().height() + sum(self.rowHeight(r) for r in range(len(rows)))
-        self.setFixedHeight(height + 4)
-
-    @staticmethod
-    def cells(doc: Document) -> list[str]:
-        return _cells(doc)
-
-
 class IncomeBox(QFrame):
     """The income the VERIFIED payslips prove, how it was worked out, and the optional
     affordability line (a reference, never a decision)."""
@@ -155,7 +99,8 @@ class IncomeBox(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 12)
         layout.setSpacing(6)
-        layout.addWidget(plain_label("INCOME THESE PAYSLIPS PROVE", "sectionTitle"))
+        self.title = plain_label("", "sectionTitle")
+        layout.addWidget(self.title)
         self.grid = QGridLayout()
         self.grid.setHorizontalSpacing(24)
         layout.addLayout(self.grid)
@@ -184,10 +129,12 @@ class IncomeBox(QFrame):
     def show_income(self, income: Income | None, why_none: str) -> None:
         self.income = income
         clear_layout(self.grid)
-        if income is None:
+        if income is None:  # PROTOCOL §10: a set that is not VERIFIED shows why, not a figure
+            self.title.setText("INCOME")
             self.how.setText(f"No income is proved. {why_none}".strip())
             self._affordability()
             return
+        self.title.setText("INCOME THESE PAYSLIPS PROVE")
         money = income.money
         for col, head in enumerate(("", "Gross", "Net")):
             self.grid.addWidget(plain_label(head, "columnHead"), 0, col)

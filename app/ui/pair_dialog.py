@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -33,13 +34,15 @@ from app.api import ApiClient
 from app.api.errors import ApiError
 from app.api.pinning import fingerprint_words
 from app.shell.settings import Settings
+from app.ui.fit_screen import fit_to_screen, scrolling
 from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner
 from app.verify.presentation import error_message
 from service.protocol.schemas import ClientSummary, Overview, PairingOffer
 from service.protocol.schemas.access import MAX_PHONE_DAYS, PHONE_DAYS
 
-QR_PIXELS = 300
+QR_PIXELS = 240
+"""The QR's box: a phone reads it from arm's length, and it fits a 512 px tall screen."""
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -81,37 +84,55 @@ class PairDialog(QDialog):
         self.settings = settings
         self.fingerprint = fingerprint
         """This service's certificate fingerprint when the link reaches it directly over HTTPS."""
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(680)
         self.admin = admin
         self.tasks = tasks
         self.offer: PairingOffer | None = None
         self._expires: datetime | None = None
 
+        # A compact layout (issue 35): the QR beside its controls, not above them, and the
+        # Close button outside the scrolling body, so the dialog fits 1024x600 and 1366x768 at
+        # 150 % (910x512 logical pixels) with Close on the screen and the whole QR in view.
         layout = titled_column(
             self,
             "Pair a phone",
             "The phone scans this code with its camera and opens the link. It can then verify "
             "payslips in its browser, as this front desk, with nothing to install and no secret "
             "to type.",
-            spacing=10,
+            margins=(20, 14, 20, 14),
+            spacing=8,
         )
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Front desk:"))
+        body = QWidget()
+        row = QHBoxLayout(body)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(16)
+        self.qr = QLabel()
+        self.qr.setObjectName("pairQr")
+        self.qr.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.qr.setFixedSize(QR_PIXELS + 16, QR_PIXELS + 16)
+        self.qr.setStyleSheet("background: white; border-radius: 8px;")
+        row.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignTop)
+        side = QVBoxLayout()
+        side.setSpacing(6)
+        side.addWidget(QLabel("Front desk:"))
         self.desk = QComboBox()
         self.desk.setObjectName("pairDesk")
+        self.desk.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.desk.setMinimumContentsLength(24)
         for client in verifier_clients(overview):
             self.desk.addItem(f"{client.name}  ({client.client_id})", client.client_id)
         if verifier_id:  # the front desk selected on the Admin screen
             owned = [c for c in verifier_clients(overview) if c.owner_id == verifier_id]
             if owned:
                 self.desk.setCurrentIndex(self.desk.findData(owned[0].client_id))
-        row.addWidget(self.desk, 1)
+        side.addWidget(self.desk)
         self.make_button = QPushButton("Show pairing code")
         self.make_button.setObjectName("primary")
-        row.addWidget(self.make_button)
-        layout.addLayout(row)
+        side.addWidget(self.make_button, 0, Qt.AlignmentFlag.AlignLeft)
         lasts = QHBoxLayout()
-        lasts.addWidget(QLabel("The phone stays signed in for"))
+        lasts.addWidget(QLabel("Signed in for"))
         self.days = QSpinBox()
         self.days.setObjectName("pairDays")
         self.days.setRange(1, MAX_PHONE_DAYS)
@@ -120,27 +141,21 @@ class PairDialog(QDialog):
         self.days.setAccessibleName("Days the phone stays signed in")
         lasts.addWidget(self.days)
         lasts.addStretch(1)
-        layout.addLayout(lasts)
-
-        self.qr = QLabel()
-        self.qr.setObjectName("pairQr")
-        self.qr.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.qr.setMinimumSize(QR_PIXELS + 20, QR_PIXELS + 20)
-        self.qr.setStyleSheet("background: white; border-radius: 8px;")
-        layout.addWidget(self.qr, 0, Qt.AlignmentFlag.AlignHCenter)
+        side.addLayout(lasts)
         self.expiry = label("", "hint")
-        self.expiry.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(self.expiry)
+        side.addWidget(self.expiry)
         self.status = label("", "adminStatus")
-        layout.addWidget(self.status)
-        layout.addWidget(
+        side.addWidget(self.status)
+        side.addWidget(
             label(
-                "Works once, for 10 minutes. The phone gets its own sign-in, listed under "
-                "Clients as “… phone paired <date>” with when it was last used: remove it there "
-                "to stop that phone at once. After the days above it must be paired again.",
+                "Works once, for 10 minutes. The phone gets its own sign-in (Clients: “… phone "
+                "paired <date>”, with its last use): remove it there to stop that phone at once.",
                 "hint",
             )
         )
+        side.addStretch(1)
+        row.addLayout(side, 1)
+        layout.addWidget(scrolling(body), 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -152,6 +167,9 @@ class PairDialog(QDialog):
         if self.desk.count() == 0:
             self.make_button.setEnabled(False)
             set_status(self.status, "Add a front desk first: a phone pairs as one.", error=True)
+        # Open at the whole layout's size where the screen has room: Qt would open a dialog at
+        # most two thirds of the screen tall (341 px of 512 at 150 %), the QR scrolled half away.
+        fit_to_screen(self, self.sizeHint())
 
     def make(self) -> None:
         client_id = self.desk.currentData()

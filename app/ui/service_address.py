@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from PySide6.QtCore import Qt, Signal
@@ -29,8 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.probe import probe
 from app.shell.context import NETWORK, AppContext
 from app.ui.staff_style import label, section, set_status
+from app.ui.tasks import TaskRunner
 from service.hosting.network_address import is_loopback_url
 from service.hosting.tls import TlsError, server_context
 
@@ -42,10 +43,10 @@ WARNING_STYLE = (
     "background:#fff4ce;border:1px solid #c19c00;border-radius:6px;padding:8px 10px;color:#3b2f00;"
 )
 CLEAR_TEXT = (
-    "⚠ On the office network nothing may cross in clear: without a certificate below, this app "
-    "makes its own when the service restarts, and other desks are given its fingerprint (Admin "
-    "→ Add front desk). Phones' browsers warn about a certificate the app made: for phones, use "
-    "your IT provider's certificate or an HTTPS reverse proxy (docs/deploy.md)."
+    "⚠ On the office network nothing may cross in clear: without the HTTPS certificate and key "
+    "above, this app makes its own when the service restarts, and other desks are given its "
+    "fingerprint (Admin → Add front desk). Phones' browsers warn about a certificate the app "
+    "made: for phones, use your IT provider's certificate or an HTTPS reverse proxy."
 )
 LOOPBACK_BADGES = (
     "⚠ Badges issued now carry this computer's own address ({address}): phones and other "
@@ -94,9 +95,12 @@ def _row(grid: QGridLayout, row: int, caption: str, field: QWidget, hint: str) -
 
 
 class AddressSection(QWidget):
-    """Signals: `apply_requested()` after valid values were saved (the panel restarts)."""
+    """Signals: `apply_requested()` after valid values were saved (the panel restarts);
+    `address_checked(str)` once the address for badges was tried after a restart (the words
+    shown; tests wait on it)."""
 
     apply_requested = Signal()
+    address_checked = Signal(str)
 
     def __init__(self, context: AppContext) -> None:
         super().__init__()
@@ -292,17 +296,46 @@ class AddressSection(QWidget):
         set_status(self.status, "Saved. Restarting the service…")
         self.apply_requested.emit()
 
-    def on_restarted(self, ok: bool, describe: Callable[[], str]) -> None:
+    def on_restarted(self, ok: bool, tasks: TaskRunner | None = None) -> None:
+        """After a restart: where the service answers, having tried the address for badges
+        from this computer (it said "now answers at verify.office.lan" without trying that
+        name, which may lead nowhere: issue 35)."""
         settings = self.context.settings
         if ok and not self.cert.text().strip() and settings.tls_cert:  # the one the app made
             self.cert.setText(settings.tls_cert)
             self.key.setText(settings.tls_key)
             self.scan_base.setText(settings.scan_base)  # now https:// when it named this port
         if ok:
-            set_status(self.status, f"The service now answers at {describe()}.")
+            public = self.context.public_url
+            if tasks is None:
+                self._say("Restarted.")
+                return
+            set_status(self.status, f"Restarted. Trying {public} from this computer…")
+            verify = self.context.own_options().get("verify", True)
+            tasks.run(
+                lambda: probe(public, verify),
+                lambda problem: self._tried(public, problem),
+                lambda exc: self._tried(public, f"It could not be tried ({type(exc).__name__})."),
+            )
         else:
             set_status(
                 self.status,
                 "The service could not start with these values; see the message above.",
                 error=True,
             )
+
+    def _tried(self, public: str, problem: str | None) -> None:
+        if problem is None:
+            self._say(f"The service now answers at {public} (tried from this computer).")
+            return
+        port = urlsplit(public).port or (443 if public.startswith("https://") else 80)
+        self._say(
+            f"Restarted, but the address for badges did not answer from this computer. {problem} "
+            "Check that this name leads to this computer (your network's name server or hosts "
+            f"file), and that its firewall lets port {port} in.",
+            error=True,
+        )
+
+    def _say(self, words: str, *, error: bool = False) -> None:
+        set_status(self.status, words, error=error)
+        self.address_checked.emit(words)

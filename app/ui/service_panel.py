@@ -314,7 +314,7 @@ class ServicePanel(QWidget):
                 error=down is not None,
             )
             if self.address is not None:
-                self.address.on_restarted(down is None, lambda: self.context.public_url)
+                self.address.on_restarted(down is None, self.tasks)
             self.service_changed()
             self.restarted.emit()
 
@@ -329,7 +329,7 @@ class ServicePanel(QWidget):
                 error=True,
             )
             if self.address is not None:
-                self.address.on_restarted(False, lambda: "")
+                self.address.on_restarted(False)
             self.check()
 
         self.tasks.run(lambda: restart_embedded(self.context), done, failed)

@@ -95,6 +95,14 @@ def screen_stylesheet(kiosk: bool) -> str:
     QFrame#panel QLabel#inputNotice {{ padding: 8px 10px; border-radius: 6px; font-weight: 600;
         background: {PALETTES["error"].tint}; border: 1px solid {PALETTES["error"].strong};
         color: {PALETTES["error"].strong}; }}
+    QFrame#panel QLabel#inputNotice[tone="genuine"] {{ background: {PALETTES["verified"].tint};
+        border: 1px solid {PALETTES["verified"].strong}; color: {PALETTES["verified"].strong}; }}
+    QFrame#panel QLabel#inputNotice[tone="altered"] {{
+        background: {PALETTES["not_verified"].tint};
+        border: 1px solid {PALETTES["not_verified"].strong};
+        color: {PALETTES["not_verified"].strong}; }}
+    QFrame#panel QLabel#inputNotice[tone="checking"] {{ background: {PALETTES["pending"].tint};
+        border: 1px solid {PALETTES["pending"].strong}; color: {PALETTES["pending"].strong}; }}
     QLabel#fieldLabel {{ color: {MUTED}; }}
     QLabel#fieldValue {{ font-weight: 600; }}
     QLabel#keyValue {{ font-weight: 700; font-size: {pt(14)}; }}

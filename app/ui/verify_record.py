@@ -151,7 +151,7 @@ class RecordDesk(QObject):
         screen.result_cleared.connect(self.button.hide)
         screen.pipeline.refused.connect(self._pipeline_refused)
         screen.camera.code_read.connect(self._camera_read)
-        screen.input_refused.connect(lambda _reason: QTimer.singleShot(0, self._look))
+        screen.input_refused.connect(self._refused)
 
     # -- saving ---------------------------------------------------------------------------------
 
@@ -223,6 +223,12 @@ class RecordDesk(QObject):
     def _forget_camera(self) -> None:
         self._from_camera = None
 
+    def _refused(self, _reason: str) -> None:
+        """The screen refused an input and said so in its amber notice; a record in it is looked
+        at next (and the notice recoloured for what the record turns out to be)."""
+        _tone(self.screen.notice, "")
+        QTimer.singleShot(0, self._look)
+
     def _look(self) -> None:
         refused = self.screen.refused_text
         self.screen.refused_text = None
@@ -236,7 +242,7 @@ class RecordDesk(QObject):
         self._from_pipeline = []
         if not found:
             return
-        self._say("Checking the verification record…")
+        self._say("Checking the verification record…", "checking")
         url = self.screen.context.service_url.rstrip("/") + JWKS_PATH
 
         def check_all() -> list[ReceiptCheck]:
@@ -247,24 +253,36 @@ class RecordDesk(QObject):
 
     def _checked(self, checks: list[ReceiptCheck]) -> None:
         sentence, state = records_sentence(checks)
-        self._say(sentence)
+        self._say(sentence, state)
         self.record_checked.emit(state)
 
     def _not_checked(self, exc: Exception) -> None:
         self._say(
             "Verification record: cannot be checked now (the service's keys could not be "
-            "fetched). Try again in a moment."
+            "fetched). Try again in a moment.",
+            "cannot_check",
         )
         self.record_checked.emit("cannot_check")
 
-    def _say(self, sentence: str) -> None:
+    def _say(self, sentence: str, tone: str) -> None:
+        """Say it in the notice, coloured by what the record is: a genuine record in the
+        verified green, an altered one in red, one that cannot be checked in the warning amber
+        (issue 35: a genuine record was shown in the amber "this is no payslip code" box)."""
         notice = self.screen.notice
+        _tone(notice, tone)
         notice.setText(sentence)
         notice.show()
         widget = notice.parentWidget()
         while widget is not None and widget is not self.screen.parentWidget():
             _relayout(widget)
             widget = widget.parentWidget()
+
+
+def _tone(notice: QWidget, tone: str) -> None:
+    """Set the notice's ``tone`` property ("" is the refusal's amber) and restyle it."""
+    notice.setProperty("tone", tone)
+    notice.style().unpolish(notice)
+    notice.style().polish(notice)
 
 
 def _relayout(*widgets: QWidget) -> None:

@@ -162,6 +162,7 @@ class WelcomeDialog(QDialog):
         connect, connect_layout = section("Connect this desk to your office's service")
         form = QGridLayout()
         form.setColumnStretch(1, 1)
+        form.setVerticalSpacing(10)
         self.url_edit = QLineEdit(settings.verifier_url)
         self.url_edit.setPlaceholderText("e.g. https://verify.example.com")
         self.client_edit = QLineEdit(settings.client_id)
@@ -242,20 +243,19 @@ class WelcomeDialog(QDialog):
         secret = self.secret_edit.text().strip()
         fingerprint = self.fingerprint_edit.text().strip()
         if not (url.startswith(("http://", "https://")) and client_id and secret):
-            set_status(
-                self.connect_status,
+            self._say(
                 "Fill in all three: the address (starting with https://), the client id and "
                 "the secret.",
                 error=True,
             )
             return
         self.connect_button.setEnabled(False)
-        set_status(self.connect_status, f"Checking the address and signing in at {url}…")
+        self._say(f"Checking the address and signing in at {url}…")
 
         def checked(problem: str | None) -> None:
             self.connect_button.setEnabled(True)
             if problem is not None:
-                set_status(self.connect_status, problem, error=True)
+                self._say(problem, error=True)
                 self.connect_failed.emit(problem)
                 return
             self._save_desk(url, client_id, secret, fingerprint)
@@ -266,6 +266,27 @@ class WelcomeDialog(QDialog):
         self.tasks.run(
             lambda: desk_problem(url, client_id, secret, fingerprint=fingerprint), checked, crashed
         )
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        """Show the connect status, and make room for it: a two-line error under a form laid
+        out for none squeezed the fields into each other (issue 35). The dialog grows to what
+        its layout needs instead, as far as the screen allows."""
+        set_status(self.connect_status, text, error=error)
+        # The page sits in a QStackedWidget, which passes no height-for-width up: the wrapped
+        # status asks for its lines' height as a minimum instead, so the layout makes room.
+        status = self.connect_status
+        status.setMinimumHeight(status.heightForWidth(max(status.width(), 1)))
+        page = self.pages.currentWidget()
+        if page is None:
+            return
+        wanted = page.minimumSizeHint().height()
+        if page.hasHeightForWidth():  # wrapped hints and errors: their lines at this width
+            wanted = max(wanted, page.heightForWidth(self.pages.width()))
+        short = wanted - self.pages.height()
+        screen = self.screen()
+        room = screen.availableGeometry().height() if screen is not None else 10**6
+        if short > 0:  # grow by what the page lacks, as far as the screen allows
+            self.resize(self.width(), min(self.height() + short, room))
 
     def _save_desk(self, url: str, client_id: str, secret: str, fingerprint: str = "") -> None:
         try:
@@ -279,7 +300,7 @@ class WelcomeDialog(QDialog):
                 fingerprint=fingerprint,
             )
         except OSError:
-            set_status(self.connect_status, "The settings could not be saved.", error=True)
+            self._say("The settings could not be saved.", error=True)
             return
         self.secret_edit.clear()
         self.choice = CONNECT

@@ -123,11 +123,17 @@ class Admin:
                     created_at=i.created_at,
                     records=counts.records_by_issuer.get(i.issuer_id, 0),
                     revoked=counts.revoked_by_issuer.get(i.issuer_id, 0),
+                    unpinned=counts.unpinned_by_issuer.get(i.issuer_id, 0),
                 )
                 for i in self._store.list_issuers()
             ],
             verifiers=[_summary(VerifierSummary, v) for v in self._store.list_verifiers()],
             clients=[_summary(ClientSummary, c) for c in self._store.list_clients()],
-            keys=[_summary(KeySummary, k) for k in self._store.list_keys()],
+            keys=[
+                _summary(KeySummary, k).model_copy(
+                    update={"records": counts.active_by_key.get(k.key_version, 0)}
+                )
+                for k in self._store.list_keys()
+            ],
             record_count=sum(counts.records_by_issuer.values()),
         )

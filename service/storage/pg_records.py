@@ -254,7 +254,8 @@ class RecordTables:
         return self._db.run(work, Retry.SAFE)  # a repeat finds the first revocation
 
     def counts(self) -> Counts:
-        """Records (revoked included) and revoked records per issuer; issuers with none absent."""
+        """Records (revoked included) and revoked records per issuer, and records not revoked
+        per key (or per issuer while unpinned); keys and issuers with none absent."""
 
         def work(conn: Conn) -> Counts:
             result = Counts()
@@ -267,6 +268,16 @@ class RecordTables:
                 result.records_by_issuer[row["issuer_id"]] = row["total"]
                 if row["revoked"]:
                     result.revoked_by_issuer[row["issuer_id"]] = row["revoked"]
+            for row in conn.execute(
+                "SELECT issuer_id, key_version, count(*) AS active FROM records "
+                "WHERE status <> %s GROUP BY issuer_id, key_version",
+                (RecordStatus.REVOKED,),
+            ):
+                if row["key_version"]:
+                    by_key = result.active_by_key
+                    by_key[row["key_version"]] = by_key.get(row["key_version"], 0) + row["active"]
+                else:
+                    result.unpinned_by_issuer[row["issuer_id"]] = row["active"]
             return result
 
         return self._db.run(work, Retry.SAFE)

@@ -144,6 +144,12 @@ class VerificationRead:
 class Counts:
     records_by_issuer: dict[str, int] = field(default_factory=dict)
     revoked_by_issuer: dict[str, int] = field(default_factory=dict)
+    active_by_key: dict[str, int] = field(default_factory=dict)
+    """Records not revoked, per the key version they are pinned to: what retiring that key
+    makes unverifiable (the Admin screen says how many before it retires one)."""
+    unpinned_by_issuer: dict[str, int] = field(default_factory=dict)
+    """Records not revoked whose key is not noted yet (registered without a key version and
+    never verified since), per issuer: any of the issuer's keys may be theirs."""
 
 
 class StoreUnavailable(Exception):

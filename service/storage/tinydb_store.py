@@ -200,7 +200,14 @@ class TinyDBStore:
 
     def counts(self) -> Counts:
         index = self._index
-        return self.storage.run_locked(lambda: Counts(dict(index.records), dict(index.revoked)))
+        return self.storage.run_locked(
+            lambda: Counts(
+                dict(index.records),
+                dict(index.revoked),
+                dict(index.active_by_key),
+                dict(index.unpinned),
+            )
+        )
 
     # --- issuers, verifiers, clients ----------------------------------------------------
 

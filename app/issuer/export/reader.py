@@ -8,8 +8,9 @@ export lacks; a cell wins over a default. The rest (schema rules, stray PII, PDF
 is `app.issuer.run.rows.check_row`, unchanged.
 
 A problem found by the row checks names the target (`gross: required`); for an export it is
-reworded to name the export's header as well (`Gross Earnings (gross): required`), because that
-is the column the clerk sees.
+reworded in the clerk's words: the export's header and the field it fills, as the pay-run tab's
+picker names it (`Worker (Employee name): required (this row's cell is empty)`), or the field
+alone when no column fills it (`Employee name: required (no column goes into it)`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from app.issuer.export.cells import cell_text, date_text, money_text
+from app.issuer.export.field_words import field_words
 from app.issuer.export.formats import has_extra_cell, is_bad_csv, open_table
 from app.issuer.export.mapping import ExportMapping, resolve_headers
 from app.issuer.fields import ValueProblem, spec_for_path
@@ -91,7 +93,7 @@ def _row_input(
         try:
             text = _convert(value, _kind(schema, target), date_format)
         except ValueProblem as exc:
-            row.reasons.append(f"{_header_of(target, targets, header)}: {exc}")
+            row.reasons.append(f"{_header_of(target, targets, header, schema)}: {exc}")
             continue
         row.put(target, text)
     if schema and "schema" not in row.meta:
@@ -100,20 +102,32 @@ def _row_input(
     return row
 
 
-def _header_of(target: str, targets: list[str | None], header: list[str]) -> str:
+def _header_of(target: str, targets: list[str | None], header: list[str], schema: str = "") -> str:
+    """The column a reason is about: its header, and the field it fills in the picker's words
+    ("Total Gross (Gross pay)"); a default's field alone."""
+    words = field_words(schema, target) or target
     for name, t in zip(header, targets, strict=False):
         if t == target:
             name = " ".join(str(name).split())
-            return name if name.casefold() == target.casefold() else f"{name} ({target})"
-    return f"{target} (default)"
+            return (
+                name
+                if name.casefold() in (words.casefold(), target.casefold())
+                else (f"{name} ({words})")
+            )
+    return f"{words} (default)"
 
 
-def _reworded(problem: RowProblem, names: Mapping[str, str]) -> RowProblem:
+def _reworded(problem: RowProblem, names: Mapping[str, str], schema: str) -> RowProblem:
+    """Each reason's field named as the clerk sees it: by its column, else by its words."""
     reasons = []
     for reason in problem.reasons:
         column, sep, rest = reason.partition(": ")
         if sep and column in names:
+            rest = "required (this row's cell is empty)" if rest == "required" else rest
             reason = f"{names[column]}: {rest}"
+        elif sep and (words := field_words(schema, column)) is not None:
+            rest = "required (no column goes into it)" if rest == "required" else rest
+            reason = f"{words}: {rest}"
         reasons.append(reason)
     return RowProblem(problem.number, problem.external_id, tuple(reasons))
 
@@ -145,12 +159,12 @@ def export_header(path: Path, mapping: ExportMapping | None = None) -> list[str]
         return [str(h) for h in table.header]
 
 
-def _column_names(targets: list[str | None], header: list[str]) -> dict[str, str]:
+def _column_names(targets: list[str | None], header: list[str], schema: str) -> dict[str, str]:
     """Target path (and its v1 `_cents` twin) -> how a reason names it for this export."""
     names: dict[str, str] = {}
     for target in targets:
         if target is not None:
-            names[target] = _header_of(target, targets, header)
+            names[target] = _header_of(target, targets, header, schema)
             names.setdefault(target + "_cents", names[target])
     return names
 
@@ -176,6 +190,7 @@ def read_export(
                     raw.meta["pdf"] = pdf_names[raw.number]
             checked = check_row(raw, default_schema, seen, pdf_dir)
             if isinstance(checked, RowProblem):
-                names = names or _column_names(targets, table.header)
-                checked = _reworded(checked, names)
+                schema = raw.meta.get("schema") or mapping.schema or default_schema or ""
+                names = names or _column_names(targets, table.header, schema)
+                checked = _reworded(checked, names, schema)
             yield checked

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.issuer.export.field_words import COMMON_FIELDS
 from app.issuer.export.mapping import DATE_FORMATS, IGNORE, ExportMapping, MappingError
 from app.issuer.export.preview import ExportLook, PreviewRow, mapping_from
 from app.issuer.fields import field_index
@@ -49,31 +50,6 @@ DATE_EXAMPLES = {
     "D MMM YYYY": "13 Nov 2026",
 }
 NOT_PLACED = "— choose a field —"
-# Plain names for the fields a payroll export usually has, in the order a clerk thinks of them.
-COMMON_FIELDS = (
-    ("external_id", "Employee ID"),
-    ("pii.employee_name", "Employee name"),
-    ("pii.position", "Position / job title"),
-    ("pii.department", "Department"),
-    ("pii.bsb", "BSB"),
-    ("pii.account_number", "Bank account number"),
-    ("pii.account_name", "Bank account name"),
-    ("pii.address", "Address"),
-    ("pii.ird_number", "IRD number"),
-    ("pii.employer_identity", "Employer ABN"),
-    ("pii.employer_name", "Employer name"),
-    ("period_start", "Pay period start"),
-    ("period_end", "Pay period end"),
-    ("payment_date", "Payment date"),
-    ("gross", "Gross pay"),
-    ("paygw", "Tax withheld (PAYG)"),
-    ("paye", "Tax withheld (PAYE)"),
-    ("net", "Net pay"),
-    ("ytd_gross", "Gross, year to date"),
-    ("ytd_paygw", "PAYG, year to date"),
-    ("ytd_paye", "PAYE, year to date"),
-    ("currency", "Currency"),
-)
 _AU_ONLY = {"pii.bsb", "pii.employer_identity", "paygw", "ytd_paygw"}
 _NZ_ONLY = {"pii.ird_number", "pii.employer_name", "paye", "ytd_paye"}
 

@@ -43,6 +43,8 @@ class ExportColumnsFlow:
     _look_timer: Any
     _ran_since_chosen = False
     """Whether a check or run began since the file was last chosen (`_set_running(True)`)."""
+    _unproved: tuple[list[str], ExportMapping] | None = None
+    """The headers and mapping of the check or run under way, remembered once it read a row."""
 
     def _set_run_status(self, text: str, *, error: bool = False) -> None:
         raise NotImplementedError
@@ -132,12 +134,21 @@ class ExportColumnsFlow:
         self.tasks.run(lambda: preview_rows(path, mapping), done, failed)
 
     def _confirmed_mapping(self) -> tuple[bool, ExportMapping | None]:
-        """(ok, mapping) for a check or a run; a mapping in use is remembered for next time."""
+        """(ok, mapping) for a check or a run; the mapping is remembered for next time once the
+        check or run has read a row with it (`_mapping_proved`)."""
         try:
             mapping = self._export_mapping()
         except MappingError as exc:
             self._set_run_status(str(exc), error=True)
             return False, None
-        if mapping is not None and self.columns.look is not None:
-            remember_mapping(self.context.settings, self.columns.look.headers, mapping)
+        look = self.columns.look
+        self._unproved = (look.headers, mapping) if mapping and look is not None else None
         return True, mapping
+
+    def _mapping_proved(self, rows_read: int) -> None:
+        """A check or run ended having read `rows_read` rows: remember its mapping only if it
+        read any. A mapping that failed every row is no confirmation, and remembered it would
+        open the next export straight on the preview, its columns folded away (issue 35)."""
+        pending, self._unproved = self._unproved, None
+        if pending is not None and rows_read > 0:
+            remember_mapping(self.context.settings, *pending)

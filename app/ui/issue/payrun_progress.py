@@ -34,6 +34,23 @@ def overall_fraction(views: list[PhaseCount]) -> float | None:
     return sum(f for f in fractions if f is not None) / len(fractions)
 
 
+def rows_words(
+    phase: str, views: list[PhaseCount], done: int, total: int | None, *, finished: bool
+) -> str:
+    """The figure beside the bar, counting what the bar counts. Rows are "done" only once every
+    phase is through with them, so mid-run "0 of 2500 rows done" stood beside a bar at 51 %
+    (issue 35): until the end it names the step the run is in and that step's rows."""
+    of = f" of {total:,}" if total is not None else ""
+    if finished:
+        return f"{done:,}{of} rows done"
+    current = next((view for view in views if view.phase == phase), None)
+    if current is None:
+        return f"{done:,}{of} rows done"
+    step_of = f" of {current.total:,}" if current.total is not None else ""
+    words = f"{current.label}: {current.done:,}{step_of}"
+    return words + (f" · {done:,}{of} rows done" if done and len(views) > 1 else "")
+
+
 def _duration(seconds: float) -> str:
     seconds = max(0, round(seconds))
     if seconds < 60:
@@ -106,9 +123,7 @@ class RunProgress(QObject):
                 value = min(value, SCALE - 1)  # full only when it is really finished
             self.bar.setValue(max(value, self.bar.value()))
         elapsed = elapsed or (time.monotonic() - self._started)
-        self.rows_label.setText(
-            f"{done} of {total} rows done" if total is not None else f"{done} rows done"
-        )
+        self.rows_label.setText(rows_words(phase, views, done, total, finished=finished))
         if elapsed > 0.2 and done:
             self.rate_label.setText(f"{done / elapsed:,.0f} rows/s")
         if fraction and 0.02 < fraction < 1 and not finished:

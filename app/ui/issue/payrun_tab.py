@@ -258,6 +258,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
 
     def _checked(self, outcome: CheckOutcome) -> None:
         self._set_running(False)
+        self._mapping_proved(outcome.ready)
         self.run_progress.setValue(SCALE)
         bad = len(outcome.problems)
         text = f"{plural(outcome.ready, 'row')} ready, {bad} with problems"
@@ -366,6 +367,7 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         self._cancel = None
         self._set_running(False)
         p = summary.progress
+        self._mapping_proved(p.created + p.duplicate)
         self.run_progress.setValue(SCALE)
         self.progress.left_label.setText("")
         skipped = f", {p.skipped} skipped (issued before)" if p.skipped else ""

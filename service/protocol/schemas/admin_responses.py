@@ -102,6 +102,9 @@ class IssuerSummary(WireModel):
     created_at: Time
     records: int
     revoked: int
+    unpinned: int | None = None
+    """Payslips not revoked whose key the service has not noted yet (registered without a key
+    version, never verified since): any of the issuer's keys may be theirs."""
 
 
 class VerifierSummary(WireModel):
@@ -141,6 +144,9 @@ class KeySummary(WireModel):
     state: str
     created_at: Time
     retired_at: NullableTime
+    records: int | None = None
+    """Payslips registered with this key that are not revoked: retiring the key makes them
+    unverifiable (the Admin screen says how many before it does)."""
 
     @model_serializer(mode="wrap")
     def _send_null_retired_at(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from random import Random
 
 import httpx
 import pytest
@@ -23,7 +24,7 @@ from app.api.errors import ServiceUnreachable, unreachable_words
 from app.api.fail_fast import ISSUE_CONNECT_TIMEOUT, ISSUE_UNREACHABLE_AFTER, issuer_client
 from app.issuer.local_issuer import save_local_issuer
 from app.issuer.messages import describe_error
-from app.shell.context import AppContext
+from app.shell.context import VERIFY_REFUSED_AFTER, AppContext, verifier_client
 from app.ui.issue.screen import IssueScreen
 from app.ui.tasks import TaskRunner
 from service.composition.demo import sample_records
@@ -167,3 +168,21 @@ def test_a_pay_run_against_a_dead_address_stops_saying_refused(
         tasks.wait()
         widget.shutdown()
         widget.close()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_desk_says_refused_within_one_and_a_half_seconds(dead_url: str, seed: int) -> None:
+    """Issue 35: a desk's refused-connection verdict took 1.7-3.3 s (refusals retried with
+    jittered backoff up to the 4 s deadline). The desk's client still retries a refusal, once
+    or more, but only for VERIFY_REFUSED_AFTER: the fake clock (moved only by the client's own
+    backoff sleeps; a refusal on loopback is immediate) reads at most 1 s, for every jitter."""
+    fake = FakeTime()
+    client = verifier_client(
+        dead_url, "ver_x", "secret", dead_url, clock=fake.clock, sleep=fake.sleep, rng=Random(seed)
+    )
+    with pytest.raises(ServiceUnreachable) as caught:
+        client.verify_payload(f"2|{'A' * 22}|{'A' * 40}")
+    assert caught.value.reason == "refused" and caught.value.address == dead_url
+    assert fake.sleeps, "a refusal is still tried again (a service may be restarting)"
+    assert fake.now - 1000.0 <= VERIFY_REFUSED_AFTER < 1.5
+    client.close()

@@ -126,6 +126,12 @@ def test_missing_revoked_other_person_and_not_a_payslip(
         "net_minor": None,
     }
     assert "Jane Citizen" not in json.dumps(body["documents"][4])
+    assert body["income"] is None  # §10: two people's pay averaged is no one's income
+    text = verify([*args, str(note), "--applicant-name", APPLICANT, *remote])
+    assert "None proved: Income is shown only when the payslips are VERIFIED together" in (
+        text.stdout
+    )
+    assert "Per year" not in text.stdout and "#5 " in text.stdout
 
 
 def test_stale_and_unreachable(verify: Verify, demo_context: AppContext, tmp_path: Path) -> None:
@@ -140,6 +146,7 @@ def test_stale_and_unreachable(verify: Verify, demo_context: AppContext, tmp_pat
     problems = json.loads(out.stdout)["problems"]
     assert [p["check"] for p in problems] == ["stale"]
     assert problems[0]["message"].startswith("The latest payslip is 63 days old")
+    assert json.loads(out.stdout)["income"] is None  # a stale set proves no income now
     dead = ["--service-url=http://127.0.0.1:9", "--client-id=x", "--client-secret=y"]
     out = verify([*args, "--json", *dead])
     assert out.returncode == 2

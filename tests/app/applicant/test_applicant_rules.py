@@ -209,7 +209,8 @@ def test_a_revoked_one(start: date, grosses: list[int], data: st.DataObject):
     assert (Check.NOT_VERIFIED, (k,)) in [(p.check, p.documents) for p in result.problems]
     assert "revoked" in result.problems[0].message
     assert result.verdict == Verdict.NOT_VERIFIED
-    assert result.income.income is not None and result.income.income.payslips == len(docs) - 1
+    assert result.income.income is None  # §10: a revoked companion leaves no income proved
+    assert "a payslip is NOT VERIFIED" in (result.income.why_none or "")
 
 
 @given(starts, pays, st.data())
@@ -265,7 +266,8 @@ def test_duplicate_and_stale():
         (Check.STALE, (1,)),
     ]
     assert result.problems[1].message.startswith("The latest payslip is 63 days old")
-    income = result.income.income
+    assert result.income.income is None  # NOT VERIFIED: no income, however it would add up
+    income = income_of(docs).income
     assert income is not None and income.payslips == 2  # the duplicate is one pay, not two
     fresh = check_set(docs[:2], today=latest + timedelta(days=45), max_age_days=45)
     assert fresh.verdict == Verdict.VERIFIED
@@ -388,3 +390,75 @@ def test_without_period_start_or_ytd_and_mixed_au_nz():
     # no period start and no frequency: no income, and why
     unknown = [dataclasses.replace(p, pay_frequency=None) for p in bare]
     assert income_of(docs_of(unknown)).income is None
+
+
+@given(pays, st.data())
+def test_only_a_verified_set_proves_income(grosses: list[int], data: st.DataObject):
+    """PROTOCOL §10: two people's pay averaged, a gap, a YTD that does not add up or a stale set
+    proves no income; the reason is given instead (issue 35). One financial year (August to
+    November), so the YTD check applies to every pair."""
+    payslips = fortnights(date(2026, 8, 1), [*grosses, 400_000])
+    k = data.draw(st.integers(1, len(payslips) - 1))
+    two_people = list(payslips)
+    two_people[k] = dataclasses.replace(payslips[k], employee_name="John Citizen")
+    jumped = list(payslips)
+    ytd = payslips[k].ytd_gross_minor
+    assert ytd is not None
+    jumped[k] = dataclasses.replace(payslips[k], ytd_gross_minor=ytd + 1)
+    gap = payslips[:k] + payslips[k + 1 :] if k < len(payslips) - 1 else None
+    cases = [(two_people, "two people's pay"), (jumped, "year-to-date figures do not add up")]
+    if gap is not None:
+        cases.append((gap, "a payslip is missing"))
+    for sample, why in cases:
+        result = check_set(docs_of(sample), today=today_after(sample))
+        assert result.verdict == Verdict.NOT_VERIFIED
+        assert result.income.income is None
+        assert why in (result.income.why_none or "")
+        assert "VERIFIED together" in (result.income.why_none or "")
+    whole = check_set(docs_of(payslips), today=today_after(payslips))
+    assert whole.verdict == Verdict.VERIFIED and whole.income.income is not None
+    old = check_set(docs_of(payslips), today=today_after(payslips) + timedelta(days=90))
+    assert old.income.income is None and "too old" in (old.income.why_none or "")
+
+
+def test_a_cannot_verify_set_proves_no_income():
+    payslips = fortnights(date(2026, 9, 5), [300_000, 300_000])
+    docs = docs_of(payslips)
+    docs.append(Document(2, "u.pdf", "u.pdf", Verdict.CANNOT_VERIFY, "SERVICE_UNREACHABLE"))
+    result = check_set(docs, today=today_after(payslips))
+    assert result.verdict == Verdict.CANNOT_VERIFY
+    assert result.income.income is None
+    assert "not every payslip could be checked" in (result.income.why_none or "")
+
+
+def test_sentences_name_documents_by_position_and_input_not_by_payment_date_alone():
+    """Two payslips paid on one day read "#1 a.pdf (paid ...) and #2 a.pdf (paid ...)", not
+    "paid on 27 Nov 2026 and 27 Nov 2026" (issue 35)."""
+    first, second = fortnights(date(2026, 11, 1), [300_000, 300_000])
+    second = dataclasses.replace(
+        second, period_start=first.period_start, payment_date=first.payment_date, ytd_gross_minor=1
+    )
+    docs = [
+        Document(0, "a/p.pdf", "p.pdf", Verdict.VERIFIED, "VERIFIED", "A" * 22, payslip=first),
+        Document(1, "b/p.pdf", "p.pdf", Verdict.VERIFIED, "VERIFIED", "B" * 22, payslip=second),
+    ]
+    result = check_set(docs, today=today_after([first]))
+    overlap = next(p for p in result.problems if p.check == Check.OVERLAP)
+    paid = first.payment_date.strftime("%-d %b %Y")  # type: ignore[union-attr]
+    assert overlap.message.startswith(f"#1 p.pdf (paid {paid}) and #2 p.pdf (paid {paid})")
+    assert f"{paid} and {paid}" not in overlap.message
+    ytd = next(p for p in result.problems if p.check == Check.YTD_MISMATCH)
+    assert "#2 p.pdf" in ytd.message and "#1 p.pdf" in ytd.message
+    revoked = Document(2, "c.pdf", "c.pdf", Verdict.NOT_VERIFIED, "REVOKED", code="REVOKED")
+    result = check_set([*docs[:1], revoked], today=today_after([first]))
+    assert result.problems[0].message.startswith("#2 c.pdf is NOT VERIFIED")
+
+
+def test_one_payslip_reads_as_one_payslip():
+    (payslip,) = fortnights(date(2026, 9, 5), [300_000])
+    income = income_of(docs_of([payslip])).income
+    assert income is not None
+    assert income.explanation().startswith("The pay of one fortnightly payslip (3,000.00 AUD")
+    assert "average of payslip" not in income.explanation()
+    two = income_of(docs_of(fortnights(date(2026, 9, 5), [300_000, 300_000]))).income
+    assert two is not None and two.explanation().startswith("The average of 2 fortnightly")

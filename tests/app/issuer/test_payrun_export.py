@@ -128,7 +128,7 @@ def test_v1_cents_from_money_are_exact(tmp_path: Path) -> None:
     (row,) = rows_of(source, m)
     assert isinstance(row, RowProblem)  # `YTD Tax` is mapped to whole cents, not money
     assert row.reasons == (
-        "YTD Tax (ytd_paygw_cents): expected a whole number of cents such as 384615",
+        "YTD Tax (PAYG, year to date): expected a whole number of cents such as 384615",
     )
     m = mapping(**{**m.to_json(), "columns": {**m.to_json()["columns"], "YTD Tax": "ytd_paygw"}})
     (row,) = rows_of(source, m)
@@ -242,9 +242,9 @@ def test_a_bad_cell_names_the_exports_header(tmp_path: Path) -> None:
     )
     first, second = rows_of(source, au_mapping())
     assert isinstance(first, RowProblem) and isinstance(second, RowProblem)
-    assert "Finish (period_end): expected a real calendar date as DD/MM/YYYY" in first.reasons
-    assert "Tax Withheld (paygw): expected an amount such as 1234.56" in first.reasons
-    assert second.reasons == ("Total Gross (gross): required (column missing or empty)",)
+    assert "Finish (Pay period end): expected a real calendar date as DD/MM/YYYY" in first.reasons
+    assert "Tax Withheld (Tax withheld (PAYG)): expected an amount such as 1234.56" in first.reasons
+    assert second.reasons == ("Total Gross (Gross pay): required (column missing or empty)",)
 
 
 def test_mapping_file_mistakes_are_plain_errors(tmp_path: Path) -> None:
@@ -336,6 +336,33 @@ def test_stray_personal_data_is_caught_in_an_exports_columns(tmp_path: Path) -> 
     (row,) = rows_of(source, m)
     assert isinstance(row, RowProblem)
     assert row.reasons == (
-        "Award Name (award): seems to contain the employee's name; personal data belongs only "
+        "Award Name (Award): seems to contain the employee's name; personal data belongs only "
         "in the employee's details, where it is encrypted",
     )
+
+
+def test_worker_take_home_bank_bsb_and_bank_acct_are_suggested(tmp_path: Path) -> None:
+    """Issue 35: an export headed Worker, Take-Home, Bank BSB, Bank Acct got no suggestion for
+    those four, and its problems named internal paths ("pii.employee_name: required")."""
+    source = tmp_path / "export.csv"
+    source.write_text(
+        "Worker ID,Worker,Pay Date,Period From,Period To,Gross Pay,PAYG,Take-Home,Bank BSB,"
+        "Bank Acct\n"
+        "W1,Casey Sampleton,13/11/2026,30/10/2026,12/11/2026,100.00,20.00,80.00,062-000,12345678\n"
+        "W2,,13/11/2026,30/10/2026,12/11/2026,100.00,20.00,80.00,062-000,12345678\n"
+    )
+    suggested = suggest_for_file(source)
+    columns = suggested["columns"]
+    assert columns["Worker"] == "pii.employee_name" and columns["Worker ID"] == "external_id"
+    assert columns["Take-Home"] == "net"
+    assert columns["Bank BSB"] == "pii.bsb" and columns["Bank Acct"] == "pii.account_number"
+    assert None not in columns.values()
+    first, second = rows_of(source, ExportMapping.from_json(suggested))
+    assert not isinstance(first, RowProblem), first
+    assert isinstance(second, RowProblem)
+    assert second.reasons == ("Worker (Employee name): required (this row's cell is empty)",)
+    without = {**suggested, "columns": {**columns, "Worker": "ignore"}}
+    first, _ = rows_of(source, ExportMapping.from_json(without))
+    assert isinstance(first, RowProblem)
+    assert first.reasons == ("Employee name: required (no column goes into it)",)
+    assert not any("pii." in reason for reason in first.reasons + second.reasons)

@@ -361,3 +361,56 @@ def test_a_new_office_sees_what_to_do_first(
         tasks.wait()
     finally:
         context.close()
+
+
+def test_the_retire_confirmation_counts_the_payslips_it_makes_unverifiable(
+    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
+) -> None:
+    """Issue 35: "payslips encrypted with it can never be verified again" now says how many:
+    those pinned to the key and not revoked, and up to how many of the provider's payslips
+    whose key the service has not noted yet. The real message box, answered Cancel."""
+    from PySide6.QtCore import QTimer
+
+    from testbed.applicant_payslips import register_fortnights
+
+    assert demo_context.issuer is not None and demo_context.issuer_info is not None
+    info = demo_context.issuer_info
+    key_version = f"{info.issuer_id}.1"
+
+    def counts() -> tuple[int, int]:
+        overview = demo_context.admin.admin_list()  # type: ignore[union-attr]
+        key = next(k for k in overview.keys if k.key_version == key_version)
+        issuer = next(i for i in overview.issuers if i.issuer_id == info.issuer_id)
+        assert key.records is not None and issuer.unpinned is not None
+        return key.records, issuer.unpinned
+
+    pinned, unpinned = counts()
+    made = register_fortnights(demo_context.issuer, info.encryption_key, 3)  # no key named
+    demo_context.issuer.revoke(made[0].reference)
+    demo_context.verifier.verify_payload(made[1].sealed.payload)  # notes (pins) its key
+    assert counts() == (pinned + 1, unpinned + 1)
+
+    screen, tasks = _screen(qtbot, demo_context)
+    screen.show_dialogs = True
+    screen.tabs.setCurrentIndex(3)
+    assert screen.select_row(screen.keys, key_version)
+    seen: list[str] = []
+
+    def answer_cancel() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, answer_cancel)  # not shown yet
+            return
+        seen.append(box.text())
+        box.grab().save(str(screenshot_dir / "retire-key-confirmation.png"))
+        cancel = box.button(QMessageBox.StandardButton.Cancel)
+        qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, answer_cancel)
+    screen.retire_button.click()
+    (text,) = seen
+    expected = f"{pinned + 1:,} payslip" + ("" if pinned + 1 == 1 else "s")
+    assert f"Retiring destroys this key: {expected} registered with it" in text, text
+    assert f"Up to {unpinned + 1:,} more of Demo Payroll Pty Ltd's payslips" in text, text
+    tasks.wait()
+    assert all(k.state == "active" for k in screen.overview.keys)  # Cancel: nothing retired

@@ -38,6 +38,7 @@ from tests.app.ui.test_applicant_screen import (  # noqa: F401 - the fixture
     _wait_done,
     screen,
 )
+from tests.app.ui.test_verify_record import assert_plain_footer
 from tests.commands import run_module
 
 REVOKED_NAME = "Rita Revokedperson"
@@ -115,9 +116,11 @@ def test_the_set_record_holds_each_receipt_and_no_data_of_the_revoked_payslip(
 
     assert _pages(record, tmp_path) >= 1
     text = _pdf_text(record)
+    assert_plain_footer(text)
     assert "Applicant verification record" in text and f"Applicant: {APPLICANT}" in text
     assert "NOT VERIFIED" in text and "Do not accept them as they are." in text
-    assert "Per year" in text and "× 26 pays a year" in text  # the two genuine fortnights
+    assert "Per year" not in text  # §10: a set that is NOT VERIFIED proves no income
+    assert "None proved: Income is shown only when the payslips are VERIFIED together" in text
     assert "not a payslip code" in text.lower() or "no payslip code" in text.lower()
     for reference in references:
         assert reference in text

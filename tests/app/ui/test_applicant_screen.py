@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from app.shell.context import AppContext
 from app.ui.applicant_panel import ApplicantPanel
@@ -107,27 +107,29 @@ def test_three_pdfs_dropped_show_list_verdict_problems_and_income(
     assert panel.table.rowCount() == 3  # listed at once, checked in the background
     _wait_done(qtbot, panel)
     rows = _table(panel)
-    assert [r[0] for r in rows] == ["payslip1.pdf", "payslip2.pdf", "payslip3.pdf"]
-    assert all(r[1] == "VERIFIED" for r in rows)
-    assert rows[0][4] == "3,846.15 AUD" and rows[0][5] == "3,076.92 AUD"
+    assert [r[:2] for r in rows] == [
+        ["#1", "payslip1.pdf"],
+        ["#2", "payslip2.pdf"],
+        ["#3", "payslip3.pdf"],
+    ]
+    assert all(r[2] == "VERIFIED" for r in rows)
+    assert rows[0][3:5] == [APPLICANT, "Demo Payroll Pty Ltd"]  # name and employer columns
+    assert rows[0][7] == "3,846.15 AUD" and rows[0][8] == "3,076.92 AUD"
     banner = _texts(panel.banner)
     assert "NOT VERIFIED" in banner and "Do not accept them as they are." in banner
     assert "A payslip is missing" in banner
     assert f"names {APPLICANT}, not the applicant Citizen, Jane" in banner
     income = _texts(panel.income)
-    assert "Per year" in income and "Per month" in income and "× 26 pays a year" in income
+    assert "Per year" not in income and "No income is proved" in income  # §10 (issue 35)
+    assert "does not name the applicant" in income
     assert MARKER_ACCOUNT not in banner + income
     panel.income.amount.setText("1500")
-    panel.income.per.setCurrentIndex(2)  # per month
-    assert panel.income.share.text().startswith("Rent of 1,500.00 AUD a month is 22% of net")
+    assert panel.income.share.text() == "No income to compare with."
     _shot(screen, "applicant_not_verified", screenshot_dir)
 
     panel.name_field.setText("jane SMITH")  # the right applicant: only the gap remains
     assert "not the applicant" not in _texts(panel.banner)
-    panel.income.amount.setText("600")
-    panel.income.per.setCurrentIndex(0)
-    assert "% of net income" in panel.income.share.text()
-    assert "reference, not a decision" in panel.income.share.text()
+    assert "a payslip is missing, so the pays shown" in _texts(panel.income)
 
     panel.clear_all()
     assert panel.table.rowCount() == 0 and panel.name_field.text() == ""
@@ -152,6 +154,13 @@ def test_a_complete_set_scanned_badge_by_badge_is_verified_and_times_out(
     banner = _texts(panel.banner)
     assert "VERIFIED" in banner and "Accept these payslips." in banner
     assert panel.check is not None and panel.check.problems == ()
+    income = _texts(panel.income)
+    assert "Per year" in income and "Per month" in income and "× 26 pays a year" in income
+    assert "The average of 3 fortnightly payslips" in income
+    panel.income.amount.setText("1500")
+    panel.income.per.setCurrentIndex(2)  # per month
+    assert panel.income.share.text().startswith("Rent of 1,500.00 AUD a month is 22% of net")
+    assert "reference, not a decision" in panel.income.share.text()
     _shot(screen, "applicant_verified", screenshot_dir)
     demo_context.settings.idle_timeout = 1
     panel._touch()
@@ -198,10 +207,110 @@ def test_a_file_with_no_payslip_code_leaves_the_set_undecided(
     panel = _open(qtbot, screen)
     _drop(panel, [*files, str(note)])
     _wait_done(qtbot, panel)
-    assert [r[:2] for r in _table(panel)] == [
-        ["payslip1.pdf", "VERIFIED"],
-        ["cover letter.txt", "NO PAYSLIP CODE"],
+    assert [r[:3] for r in _table(panel)] == [
+        ["#1", "payslip1.pdf", "VERIFIED"],
+        ["#2", "cover letter.txt", "NO PAYSLIP CODE"],
     ]
     banner = _texts(panel.banner)
     assert "CANNOT VERIFY" in banner
-    assert "cover letter.txt holds no payslip code" in banner
+    assert "#2 cover letter.txt holds no payslip code" in banner
+    assert "an input holds no payslip code" in _texts(panel.income)
+
+
+SCREENS = {"1366x768": (1366, 768), "1024x600": (1024, 600), "1366x768 at 150 %": (910, 512)}
+"""Logical sizes: Qt lays out in logical pixels, so 1366x768 at QT_SCALE_FACTOR=1.5 is a
+910x512 window (as in test_fits_the_screen)."""
+
+
+def test_a_mixed_set_shows_why_not_income_and_fits_every_screen(
+    qtbot: Any, no_leaks: None, demo_context: AppContext, tmp_path: Path, screenshot_dir: Path
+) -> None:
+    """Issue 35: two people's payslips and a revoked one prove no income (the reason instead);
+    rows are numbered and named, with name and employer, NOT VERIFIED rows in the verdict's
+    colours; every control has an accessible name; and the page never widens the main window
+    past the smallest screen, not even after it has been left."""
+    from PySide6.QtGui import QColor
+
+    from app.ui.accessible_names import needs_name
+    from app.ui.main_window import MainWindow
+    from app.ui.style import PALETTES
+
+    assert demo_context.issuer is not None and demo_context.issuer_info is not None
+    key = demo_context.issuer_info.encryption_key
+    mine = register_fortnights(demo_context.issuer, key, 2)
+    (other,) = register_fortnights(demo_context.issuer, key, 1, name="John Citizen")
+    (revoked,) = register_fortnights(demo_context.issuer, key, 1)
+    demo_context.issuer.revoke(revoked.reference)
+    files = write_inputs(tmp_path, [*mine, other], ["pdf", "pdf", "pdf"])
+    demo_context.settings.camera = str(tmp_path / "no-camera.avi")
+    window = MainWindow(demo_context)
+    qtbot.addWidget(window)
+    narrow = SCREENS["1366x768 at 150 %"]
+    window.resize(*narrow)
+    window.show()
+    qtbot.waitExposed(window)
+    screen = window.verify_screen
+    panel = _open(qtbot, screen)
+    panel.name_field.setText("Jane Smith")
+    _drop(panel, files)
+    panel.add_code(revoked.sealed.payload)
+    _wait_done(qtbot, panel)
+
+    rows = _table(panel)
+    assert [r[:3] for r in rows] == [
+        ["#1", "payslip1.pdf", "VERIFIED"],
+        ["#2", "payslip2.pdf", "VERIFIED"],
+        ["#3", "payslip3.pdf", "VERIFIED"],
+        ["#4", "Code 4", "NOT VERIFIED"],
+    ]
+    assert rows[2][3:5] == ["John Citizen", "Demo Payroll Pty Ltd"]
+    assert rows[3][3:] == [""] * 6  # a revoked payslip shows no name, employer or figures
+    table = panel.table
+    red = PALETTES["not_verified"]
+    revoked_row, verdict_cell, first_row = table.item(3, 0), table.item(3, 2), table.item(0, 0)
+    assert revoked_row is not None and verdict_cell is not None and first_row is not None
+    assert revoked_row.background().color() == QColor(red.tint)
+    assert verdict_cell.foreground().color() == QColor(red.strong)
+    assert first_row.background().color() == QColor(PALETTES["verified"].tint)
+    banner = _texts(panel.banner)
+    assert "#4 Code 4 is NOT VERIFIED" in banner
+    assert "#3 payslip3.pdf, paid on" in banner and "names John Citizen" in banner
+    income = _texts(panel.income)
+    assert "Per year" not in income and "No income is proved" in income
+    assert "a payslip is NOT VERIFIED" in income
+    assert panel.check is not None and panel.check.income.income is None
+
+    unnamed = [
+        f"{type(w).__name__} {w.objectName()}"
+        for w in [panel, *panel.findChildren(QWidget)]
+        if needs_name(w) and w.isVisibleTo(window) and not w.accessibleName().strip()
+    ]
+    assert unnamed == []
+    assert table.accessibleName() == "Payslips of this applicant"
+
+    for name, size in SCREENS.items():
+        window.resize(*size)
+        QApplication.processEvents()
+        assert window.width() <= size[0], (name, window.width())
+        assert window.minimumSizeHint().width() <= size[0], (name, window.minimumSizeHint())
+        bar = table.horizontalScrollBar()
+        h = table.horizontalHeader()
+        assert bar.maximum() == 0 or not bar.isVisible(), (  # the columns fit, words wrap
+            name,
+            table.viewport().width(),
+            [h.sectionSize(c) for c in range(table.columnCount())],
+        )
+        label = name.replace(" ", "_").replace("%", "pc")
+        body = panel.findChild(QWidget, "applicantBody")
+        assert body is not None
+        for part, widget in (("window", window), ("body", body)):
+            path = screenshot_dir / f"applicant_mixed_{part}_{label}.png"
+            assert widget.grab().save(str(path))
+            REVIEW.mkdir(exist_ok=True)
+            shutil.copy(path, REVIEW / path.name)
+    window.resize(*narrow)
+    qtbot.mouseClick(panel.back_button, Qt.MouseButton.LeftButton)
+    QApplication.processEvents()
+    assert window.width() <= narrow[0] and window.minimumSizeHint().width() <= narrow[0]
+    window.close()
+    window.tasks.wait()

@@ -611,3 +611,36 @@ def test_stop_leaves_a_run_that_resumes_without_registering_twice(
     assert demo_context.admin.admin_list().record_count == before + 200  # none twice
     lines = (out / "results.csv").read_text().splitlines()
     assert len(lines) == 201
+
+
+def test_the_rows_figure_agrees_with_the_bar(qtbot: QtBot) -> None:
+    """Issue 35: mid-run the bar (the phases' average) read 51 % beside "0 of 2500 rows done"
+    (rows count as done only once every phase is through with them). The figure now names the
+    step the run is in and its rows, and "rows done" only as far as rows really are."""
+    from app.issuer.progress import Progress
+    from app.ui.issue.payrun_progress import RunProgress, phase_views
+
+    shown = RunProgress()
+    qtbot.addWidget(shown.bar)
+    run = Progress(
+        total=2500,
+        total_exact=True,
+        checked=2500,
+        accepted=2500,
+        answered=1300,
+        phase="registering",
+    )
+    shown.restart()
+    shown.show(run.phase, phase_views(run), 10.0, run.rows, run.total, finished=False)
+    percent = round(100 * shown.bar.value() / shown.bar.maximum())
+    assert 50 <= percent <= 60  # checked, and half registered: half of the first two of three
+    text = shown.rows_label.text()
+    assert text == "Registering with the service: 1,300 of 2,500", text
+    assert "0 of 2,500 rows done" not in text and "0 of 2500" not in text
+    run.phase, run.badges, run.rows = "badges", 900, 900
+    run.answered = 2500
+    shown.show(run.phase, phase_views(run), 12.0, run.rows, run.total, finished=False)
+    assert shown.rows_label.text() == "Making badges: 900 of 2,500 · 900 of 2,500 rows done"
+    run.phase, run.badges, run.rows = "done", 2500, 2500
+    shown.show(run.phase, phase_views(run), 20.0, run.rows, run.total, finished=True)
+    assert shown.rows_label.text() == "2,500 of 2,500 rows done" and shown.bar.value() == 1000

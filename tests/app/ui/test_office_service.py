@@ -373,3 +373,48 @@ def test_an_issuer_saved_at_an_old_random_port_is_taken_over_after_the_update(
         again = office.start()  # the old port does not answer (held, never listening)
     assert office.saved()["extra"]["issuer"]["url"] == THIS_COMPUTER  # type: ignore[index]
     assert again.verifier.verify_payload(issue_one(qtbot, again)).verified
+
+
+def test_after_a_restart_the_address_for_badges_is_tried_before_it_is_announced(
+    qtbot: QtBot, office: Office, no_leaks: None
+) -> None:
+    """Issue 35: the Service screen said "now answers at verify.office.lan" without trying that
+    name. It now says so only once the address answered from this computer, and otherwise what
+    happened and what to check; the clear-text warning points up, to the fields above it."""
+    import socket
+
+    context = office.start()
+    tasks = TaskRunner()
+    panel = ServicePanel(context, tasks)
+    qtbot.addWidget(panel)
+    panel.show()
+    try:
+        section = panel.address
+        assert section is not None
+        section.who.setCurrentIndex(1)
+        assert "HTTPS certificate and key above" in section.clear_warning.text()
+        assert "below" not in section.clear_warning.text()
+        grid_bottom = section.cert.mapTo(section, section.cert.rect().bottomLeft()).y()
+        assert section.clear_warning.mapTo(section, section.clear_warning.rect().topLeft()).y() > (
+            grid_bottom
+        )
+        section.who.setCurrentIndex(0)
+        with socket.socket() as holder:  # a port bound, never listening: the name leads nowhere
+            holder.bind(("127.0.0.1", 0))
+            nowhere = f"http://127.0.0.1:{holder.getsockname()[1]}"
+            section.scan_base.setText(nowhere)
+            with qtbot.waitSignal(section.address_checked, timeout=30000) as said:
+                section.apply()
+            assert "did not answer from this computer" in said.args[0]
+            assert "refused" in said.args[0] and "now answers" not in said.args[0]
+            assert "now answers" not in section.status.text()
+        section.scan_base.setText("")  # this computer's own address: tried, and it answers
+        with qtbot.waitSignal(section.address_checked, timeout=30000) as said:
+            section.apply()
+        assert said.args[0] == (
+            f"The service now answers at {context.public_url} (tried from this computer)."
+        )
+    finally:
+        panel.timer.stop()
+        tasks.wait()
+        panel.close()

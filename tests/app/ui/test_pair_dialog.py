@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import zxingcpp
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.shell.context import AppContext
@@ -70,6 +71,54 @@ def test_pair_button_shows_a_one_time_qr_for_the_selected_front_desk(
     assert dialog.offer is None
     assert dialog.qr.pixmap().isNull()
     assert decode(dialog.grab().toImage()) == []
+    tasks.wait()
+
+
+SCREENS = {"1366x768": (1366, 768), "1024x600": (1024, 600), "1366x768 at 150 %": (910, 512)}
+"""Logical sizes (1366x768 at QT_SCALE_FACTOR=1.5 is 910x512); 48 px go to the title bar."""
+TITLE_BAR = 48
+
+
+def test_the_pair_dialog_fits_small_and_scaled_screens_with_close_and_the_whole_qr_in_view(
+    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
+) -> None:
+    """Issue 35: the dialog was 634 px tall (598 at least): Close was off a 1024x600 screen and
+    off 1366x768 at 150 %. Now it opens within each screen, Close in view, and a phone still
+    reads the whole QR off the screen at the smallest size."""
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    tasks = TaskRunner()
+    screen = AdminScreen(demo_context, tasks)
+    screen.show_dialogs = False
+    qtbot.addWidget(screen)
+    qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
+    screen.tabs.setCurrentIndex(1)
+    screen.verifiers.selectRow(0)
+    screen.pair_button.click()
+    (dialog,) = screen.findChildren(PairDialog)
+    qtbot.waitExposed(dialog)
+    dialog.make_button.click()
+    qtbot.waitUntil(lambda: dialog.offer is not None, timeout=10000)
+    offer = dialog.offer
+    assert offer is not None
+    close = dialog.findChild(QDialogButtonBox)
+    assert close is not None
+    for name, (width, height) in SCREENS.items():
+        room = (width, height - TITLE_BAR)
+        hint, least = dialog.sizeHint(), dialog.minimumSizeHint()
+        assert hint.width() <= room[0] and hint.height() <= room[1], (name, hint)
+        assert least.width() <= room[0] and least.height() <= room[1], (name, least)
+        dialog.resize(hint)  # a dialog opens at its size hint
+        QApplication.processEvents()
+        inside = QRect(QPoint(0, 0), dialog.size())
+        assert inside.contains(QRect(close.mapTo(dialog, QPoint(0, 0)), close.size())), name
+        qr = QRect(dialog.qr.mapTo(dialog, QPoint(0, 0)), dialog.qr.size())
+        assert inside.contains(qr), name
+        assert decode(dialog.grab().toImage()) == [offer.pair_url], name
+        label = name.replace(" ", "_").replace("%", "pc")
+        assert dialog.grab().save(str(screenshot_dir / f"pair_dialog_{label}.png"))
+    dialog.reject()
     tasks.wait()
 
 

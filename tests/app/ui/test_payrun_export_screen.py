@@ -99,9 +99,7 @@ def test_export_columns_preview_combined_pdf_and_remembered(
     assert [r.external_id for r in preview] == ["E1001", "E1002", "E1003", "E1004", "E1005"]
     assert preview[0].name == "Casey Sampleton" and preview[0].gross == "3846.15"
     assert preview[0].problems == ()
-    assert preview[1].problems == (
-        "Pay Period End (period_end): expected a real calendar date as DD/MM/YYYY",
-    )
+    assert preview[1].problems == ("Pay Period End: expected a real calendar date as DD/MM/YYYY",)
     assert columns.preview.item(1, 5).text().startswith("Pay Period End")
     assert columns.preview.item(0, 5).text() == "Ready"
     assert "1 of the first 5 rows have problems" in columns.status.text()
@@ -154,3 +152,37 @@ def test_export_columns_preview_combined_pdf_and_remembered(
     assert previewed.args[0][0].problems == ()
     assert "as you confirmed them last time" in columns.intro.text()
     shot(screen, screenshot_dir, "export-remembered")
+
+
+def test_a_mapping_that_failed_every_row_is_not_remembered(
+    screen: IssueScreen, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Issue 35: one "Check file" with a mapping that failed every row remembered it as
+    confirmed, so the next export opened on the preview with its columns folded away. Now only
+    a check that read a row confirms it."""
+    from app.issuer.export.memory import remembered_mapping
+
+    screen.tabs.setCurrentIndex(1)
+    tab = screen.payrun
+    source = tmp_path / "pay run 13 Nov.csv"
+    export_with_a_title_column(source)
+    with qtbot.waitSignal(tab.columns_ready, timeout=20000) as ready:
+        tab.run_file.setText(str(source))
+    headers = ready.args[0].headers
+    columns = tab.columns
+    for header, target in (("Job Title", "pii.position"), ("Super", "ignore"), ("Title", "ignore")):
+        picker = columns.picker(header)
+        picker.setCurrentIndex(picker.findData(target))
+    gross = columns.picker("Gross Earnings")
+    gross.setCurrentIndex(gross.findData("ignore"))  # every row now lacks its gross pay
+    with qtbot.waitSignal(tab.checked, timeout=60000) as checked:
+        tab.run_check_button.click()
+    assert checked.args[0].ready == 0 and len(checked.args[0].problems) == 5
+    assert remembered_mapping(Settings.load(), headers) is None
+    assert remembered_mapping(screen.context.settings, headers) is None
+    gross.setCurrentIndex(gross.findData("gross"))  # put right: four rows read, one refused
+    with qtbot.waitSignal(tab.checked, timeout=60000) as checked:
+        tab.run_check_button.click()
+    assert checked.args[0].ready == 4
+    remembered = remembered_mapping(Settings.load(), headers)
+    assert remembered is not None and dict(remembered.columns)["gross earnings"] == "gross"

@@ -7,17 +7,22 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication
 
 from app.inputs.reading import read_file
 from app.receipts.check import check_receipt, receipt_in
 from app.receipts.record_pdf import desk_name
 from app.shell.context import AppContext
+from app.ui.style import PALETTES
 from app.ui.verify_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.encoding import b64url_encode
@@ -33,6 +38,7 @@ from tests.app.ui.test_verify_screen import (  # noqa: F401 - the fixture
 )
 
 pytestmark = pytest.mark.gui
+REVIEW = Path("/tmp/shots35")
 
 
 @pytest.fixture
@@ -68,6 +74,18 @@ def _render(path: Path, tmp_path: Path) -> Path:
     return pages[0]
 
 
+JARGON = ("jwks", "JOSE", "EdDSA", "python -m", "typ ", "payslip-receipt+jwt", "--jwks")
+
+
+def assert_plain_footer(text: str) -> None:
+    """Issue 35: the record says how to check it in a desk's words, and names no computer
+    ("Made at desk vm": the host name) and no developer's terms."""
+    host = socket.gethostname()
+    assert f"desk {host}" not in text and f"Desk {host}" not in text
+    assert not [word for word in JARGON if word in text], text
+    assert "scan this page with the Verify screen of Payslip Verify" in " ".join(text.split())
+
+
 def _jwks(context: AppContext) -> dict[str, Any]:
     return dict(web.get(f"{context.service_url}/.well-known/jwks.json", timeout=10).json())
 
@@ -98,7 +116,13 @@ def test_a_verified_result_saves_a_record_whose_qr_is_a_genuine_receipt(
     assert "VERIFIED" in text and "NOT VERIFIED" not in text
     assert ISSUER in text and good.service_reference in text
     assert "Alex Example" in text and "Net pay" in text
-    assert desk_name(demo_context.settings.extra) in text
+    assert_plain_footer(text)
+    assert "Made on " in text and "Desk" not in text  # no desk name set: none made up
+    demo_context.settings.extra["desk_name"] = "Front counter 2"
+    named = _pdf_text(_save(qtbot, screen, tmp_path / "named.pdf"))
+    assert (
+        "Made at Front counter 2 on " in named and desk_name(demo_context.settings.extra) in named
+    )
     receipt = receipt_in(read_file(record).payloads)  # the app's own QR decoders, real page
     assert receipt is not None
     checked = check_receipt(receipt, _jwks(demo_context))
@@ -143,7 +167,23 @@ def test_a_dropped_record_is_recognised_not_refused(
     assert f"by {demo_context.demo.verifier.client_id}" in notice  # type: ignore[union-attr]
     assert "VERIFIED" in notice and "not a payslip code" not in notice.lower()
     assert not screen.showing_result  # no payslip verdict for a record
+    # Issue 35: a genuine record is said in the verified green, not the amber "no payslip code"
+    # warning box: the colour on screen is the verified tint.
+    assert screen.notice.property("tone") == "genuine"
+    assert _background(screen.notice) == QColor(PALETTES["verified"].tint)
     shot(screen, screenshot_dir, "record_recognised")
+    REVIEW.mkdir(exist_ok=True)  # a copy for a person to look at (never in the repository)
+    shutil.copy(screenshot_dir / "record_recognised.png", REVIEW / "record_recognised.png")
+    screen.code_field.setText("not a code at all")
+    screen.submit_text()  # a plain refusal is amber again
+    assert _background(screen.notice) == QColor(PALETTES["error"].tint)
+
+
+def _background(widget: Any) -> QColor:
+    """The colour a person sees just inside the box's left edge (padding, no text)."""
+    QApplication.processEvents()
+    image = widget.grab().toImage()
+    return QColor(image.pixel(5, image.height() // 2))
 
 
 def test_a_scanned_altered_receipt_is_called_not_genuine(
@@ -162,6 +202,7 @@ def test_a_scanned_altered_receipt_is_called_not_genuine(
         _type(screen, altered)  # what a USB scanner types from the record's QR
     assert checked.args == ["altered"]
     assert screen.notice.text().startswith("Verification record: NOT GENUINE.")
+    assert _background(screen.notice) == QColor(PALETTES["not_verified"].tint)
 
 
 def test_no_record_button_in_kiosk_mode(

@@ -3,6 +3,7 @@ real service through it, and the welcome opened again from the running app."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -180,7 +181,37 @@ def test_connect_with_a_wrong_secret_or_address_does_not_say_connected(
         assert failed.args[0].startswith(part) and dialog.connect_status.text() == failed.args[0]
         assert dialog.choice is None and dialog.isVisible()
         assert "connected" not in failed.args[0].lower()
+        # The window system resizes a shown window on its own time: wait for it to have.
+        try:
+            qtbot.waitUntil(lambda: not overlaps(dialog), timeout=3000)
+        except Exception:
+            raise AssertionError(overlaps(dialog)) from None
     assert "refused" in dialog.connect_status.text() and dead in dialog.connect_status.text()
     shoot(dialog, screenshot_dir, "welcome-connect-refused", ((1024, 600), (1366, 768)))
     assert not (config_dir / "settings.json").exists()  # nothing saved
     dialog.close()
+
+
+def overlaps(dialog: WelcomeDialog) -> list[str]:
+    """Issue 35: once an error shows, the Connect form's fields, the error and the buttons must
+    each be whole and apart (the error squeezed the fields into each other). What is not."""
+    from PySide6.QtCore import QPoint, QRect
+
+    column = [
+        dialog.url_edit,
+        dialog.client_edit,
+        dialog.secret_edit,
+        dialog.connect_status,
+        dialog.connect_button,
+    ]
+    boxes = [QRect(w.mapTo(dialog, QPoint(0, 0)), w.size()) for w in column]
+    found = [
+        f"{above} and {below} are {below.top() - above.bottom() - 1} px apart"
+        for above, below in itertools.pairwise(boxes)
+        if below.top() - above.bottom() - 1 < 6
+    ]
+    found += [f"{box} is outside" for box in boxes if not dialog.rect().contains(box)]
+    status = dialog.connect_status
+    if status.height() < status.heightForWidth(status.width()):
+        found.append(f"the error is cut: {status.height()} px for its lines")
+    return found

@@ -393,6 +393,29 @@ class StoreContract:
         assert counts.records_by_issuer == {ISSUER_A: 3, ISSUER_B: 1}
         assert {k: v for k, v in counts.revoked_by_issuer.items() if v} == {ISSUER_A: 1}
 
+    def test_counts_of_records_a_key_would_take_with_it(self, store: Store) -> None:
+        """Issue 35: retiring a key makes its payslips unverifiable, and Admin says how many
+        first: records not revoked, per pinned key; unpinned ones per issuer until pinned."""
+        store.add_records(
+            [
+                make_record("a1", issuer=ISSUER_A, key_version="kv-1"),
+                make_record("a2", issuer=ISSUER_A, key_version="kv-1"),
+                make_record("a3", issuer=ISSUER_A, key_version="kv-2"),
+                make_record("a4", issuer=ISSUER_A, key_version=None),
+                make_record("b1", issuer=ISSUER_B, key_version=None),
+            ]
+        )
+        store.revoke_record("a2", ISSUER_A, None, "2026-03-01T00:00:00Z")
+        counts = store.counts()
+        assert counts.active_by_key == {"kv-1": 1, "kv-2": 1}
+        assert counts.unpinned_by_issuer == {ISSUER_A: 1, ISSUER_B: 1}
+        store.pin_key("a4", "kv-2")  # a verification noted its key
+        counts = store.counts()
+        assert counts.active_by_key == {"kv-1": 1, "kv-2": 2}
+        assert counts.unpinned_by_issuer == {ISSUER_B: 1}
+        store.revoke_record("a1", ISSUER_A, None, "2026-03-02T00:00:00Z")
+        assert store.counts().active_by_key == {"kv-2": 2}
+
     # --- issuers, verifiers, clients -------------------------------------------------------
 
     def test_issuers(self, store: Store) -> None:
