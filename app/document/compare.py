@@ -1,0 +1,291 @@
+"""Label -> value, and the per-field and document statuses of PROTOCOL §13.
+
+A label's value is the next cell on its line; when that cell is another label (a row of column
+headings), or there is none, the cell below in the same column. Per field: ``matches`` when a
+label shows the registered value, ``differs`` when labels show values of its kind and none is
+the registered value, ``not_shown`` otherwise. Only a *sure* value may accuse: one read under a
+strong label, with confidence (OCR), and not in doubt: a money value whose line also holds the
+registered amount (a this-pay/YTD row read in the other order), or an OCR'd name one or two
+letters from the registered one. No false alarm is worse than a miss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Literal
+
+from app.document.fields import FIELD_BY_NAME, FIELDS, LABELS, FieldName, LabelUse, label_key
+from app.document.layout import Cell, Line
+from app.document.values import (
+    format_money,
+    is_name_like,
+    name_shown,
+    near_name,
+    parse_date,
+    parse_money,
+    parse_period,
+)
+
+FieldStatus = Literal["matches", "differs", "not_shown"]
+DocumentStatus = Literal["matches", "altered", "not_compared"]
+NO_PAGE = "no page could be read"
+NOTHING_SHOWN = "none of the compared fields is shown"
+NO_PAY = "neither gross nor net pay is shown"
+_MAX_PREFIX_WORDS = 3
+_ALTERED = "This copy was altered: do not accept it."
+
+
+@dataclass(frozen=True)
+class Registered:
+    """The registered values compared (absent ones are not compared)."""
+
+    currency: str
+    digits: int
+    money: dict[FieldName, int]
+    dates: dict[FieldName, date]
+    name: str | None
+
+
+@dataclass(frozen=True)
+class Page:
+    lines: list[Line]
+    ocr: bool = False
+
+
+@dataclass(frozen=True)
+class FieldResult:
+    field: FieldName
+    status: FieldStatus
+    registered: str
+    shown: str | None
+    registered_words: str
+    shown_words: str | None
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "status": self.status,
+            "registered": self.registered,
+            "shown": self.shown,
+        }
+
+    def sentence(self) -> str:
+        words = FIELD_BY_NAME[self.field].words
+        return (
+            f"The page shows {words} {self.shown_words}; "
+            f"the registered payslip says {self.registered_words}."
+        )
+
+
+@dataclass(frozen=True)
+class DocumentCheck:
+    status: DocumentStatus
+    reason: str | None
+    fields: list[FieldResult]
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "fields": [f.wire() for f in self.fields],
+        }
+
+    def sentences(self) -> list[str]:
+        """One sentence per differing field; the last one says what to do."""
+        out = [f.sentence() for f in self.fields if f.status == "differs"]
+        if out:
+            out[-1] = f"{out[-1]} {_ALTERED}"
+        return out
+
+    @property
+    def summary(self) -> str:
+        if self.status == "altered":
+            return " ".join(self.sentences())
+        if self.status == "matches":
+            return "The printed figures match the registered payslip."
+        return f"Compare the printed figures with these: {self.reason}."
+
+
+def not_compared(reason: str, registered: Registered | None = None) -> DocumentCheck:
+    fields = [] if registered is None else _results(registered, {})
+    return DocumentCheck("not_compared", reason, fields)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One value shown under a label of the field."""
+
+    text: str
+    sure: bool
+    doubt_line: tuple[str, ...]
+    """The other cells' texts on the value's line."""
+
+
+def compare(registered: Registered, pages: list[Page]) -> DocumentCheck:
+    """The document check of ``pages`` against ``registered``."""
+    if not any(page.lines for page in pages):
+        return not_compared(NO_PAGE, registered)
+    seen: dict[FieldName, list[_Seen]] = {}
+    for page in pages:
+        for field, value in _label_values(page):
+            seen.setdefault(field, []).append(value)
+    check_fields = _results(registered, seen, ocr=any(p.ocr for p in pages))
+    by_status = {f.field: f.status for f in check_fields}
+    if "differs" in by_status.values():
+        return DocumentCheck("altered", None, check_fields)
+    if "matches" in (by_status.get("gross"), by_status.get("net")):
+        return DocumentCheck("matches", None, check_fields)
+    reason = NO_PAY if "matches" in by_status.values() else NOTHING_SHOWN
+    return DocumentCheck("not_compared", reason, check_fields)
+
+
+def _split(cell: Cell) -> list[Cell]:
+    """ "Net Pay: 4,280.90" as a label cell and a value cell; "Net Pay 4,280.90" too when the
+    rest is a value of the label's kind (money or a date)."""
+    words = cell.words
+    for end in range(1, min(len(words), _MAX_PREFIX_WORDS + 1)):
+        head, rest = Cell(words[:end]), Cell(words[end:])
+        use = LABELS.get(label_key(head.text))
+        if use is None or use.field is None:
+            continue
+        if head.text.endswith(":") or _typed_value(use, rest.text):
+            return [head, rest]
+    return [cell]
+
+
+def _typed_value(use: LabelUse, text: str) -> bool:
+    if use.field == "period":
+        return parse_period(text) is not None
+    if use.field is None or FIELD_BY_NAME[use.field].kind == "name":
+        return False
+    if FIELD_BY_NAME[use.field].kind == "date":
+        return parse_date(text) is not None
+    return parse_money(text, 2) is not None or parse_money(text, 0) is not None
+
+
+def _label_values(page: Page) -> Iterator[tuple[FieldName, _Seen]]:
+    rows = [[piece for cell in line.cells for piece in _split(cell)] for line in page.lines]
+    for index, row in enumerate(rows):
+        for position, cell in enumerate(row):
+            use = LABELS.get(label_key(cell.text))
+            if use is None or use.field is None:
+                continue
+            found = _value_of(rows, index, position)
+            if found is None:
+                continue
+            value, value_row = found
+            others = tuple(c.text for c in value_row if c is not value)
+            seen = _Seen(value.text, value.sure and not use.weak, others)
+            if use.field == "period":
+                yield "period_start", seen
+                yield "period_end", seen
+            else:
+                yield use.field, seen
+
+
+def _value_of(rows: list[list[Cell]], index: int, position: int) -> tuple[Cell, list[Cell]] | None:
+    row = rows[index]
+    if position + 1 < len(row):
+        following = row[position + 1]
+        if label_key(following.text) not in LABELS:
+            return following, row
+    return _below(rows, index, row[position])
+
+
+def _below(rows: list[list[Cell]], index: int, label: Cell) -> tuple[Cell, list[Cell]] | None:
+    """The first cell under ``label`` whose span overlaps the label's column, within a few lines."""
+    height = label.y1 - label.y0
+    left, right = label.x0 - height, label.x1 + height
+    for row in rows[index + 1 :]:
+        if not row or min(c.y0 for c in row) - label.y1 > 4 * height:
+            return None
+        overlapping = [c for c in row if min(c.x1, right) - max(c.x0, left) > 0]
+        if overlapping:
+            best = max(overlapping, key=lambda c: min(c.x1, right) - max(c.x0, left))
+            return None if label_key(best.text) in LABELS else (best, row)
+    return None
+
+
+def _results(
+    registered: Registered, seen: dict[FieldName, list[_Seen]], ocr: bool = False
+) -> list[FieldResult]:
+    out: list[FieldResult] = []
+    for spec in FIELDS:
+        values = seen.get(spec.name, [])
+        if spec.name in registered.money:
+            out.append(_money(spec.name, registered, values))
+        elif spec.name in registered.dates:
+            out.append(_date(spec.name, registered.dates[spec.name], values))
+        elif spec.kind == "name" and registered.name:
+            out.append(_name(registered.name, values, ocr))
+    return out
+
+
+def _money(field: FieldName, registered: Registered, values: list[_Seen]) -> FieldResult:
+    wanted = registered.money[field]
+    digits, currency = registered.digits, registered.currency
+    text = format_money(wanted, digits)
+    words = f"{_grouped(wanted, digits)} {currency}"
+    differing: str | None = None
+    for value in values:
+        amount = parse_money(value.text, digits)
+        if amount == wanted:
+            return FieldResult(field, "matches", text, text, words, words)
+        if amount is None or not value.sure or differing is not None:
+            continue
+        if any(parse_money(other, digits) == wanted for other in value.doubt_line):
+            continue  # the registered amount is on the same line: in doubt
+        differing = format_money(amount, digits)
+        shown_words = f"{_grouped(amount, digits)} {currency}"
+    if differing is None:
+        return FieldResult(field, "not_shown", text, None, words, None)
+    return FieldResult(field, "differs", text, differing, words, shown_words)
+
+
+def _grouped(minor: int, digits: int) -> str:
+    plain = format_money(abs(minor), digits)
+    whole, _, fraction = plain.partition(".")
+    grouped = f"{int(whole):,}" + (f".{fraction}" if fraction else "")
+    return f"-{grouped}" if minor < 0 else grouped
+
+
+def _date(field: FieldName, wanted: date, values: list[_Seen]) -> FieldResult:
+    text, words = wanted.isoformat(), _long(wanted)
+    differing: date | None = None
+    for value in values:
+        shown = _date_in(field, value.text)
+        if shown == wanted:
+            return FieldResult(field, "matches", text, text, words, words)
+        if shown is not None and value.sure and differing is None:
+            differing = shown
+    if differing is None:
+        return FieldResult(field, "not_shown", text, None, words, None)
+    return FieldResult(field, "differs", text, differing.isoformat(), words, _long(differing))
+
+
+def _date_in(field: FieldName, text: str) -> date | None:
+    period = parse_period(text)
+    if period is not None:
+        return period[0] if field == "period_start" else period[1]
+    return parse_date(text)
+
+
+def _long(day: date) -> str:
+    return f"{day.day} {day:%b %Y}"
+
+
+def _name(wanted: str, values: list[_Seen], ocr: bool) -> FieldResult:
+    differing: str | None = None
+    for value in values:
+        text = value.text
+        if not is_name_like(text) or label_key(text) in LABELS:
+            continue
+        if name_shown(wanted, text):
+            return FieldResult("employee_name", "matches", wanted, text, wanted, text)
+        if value.sure and differing is None and not (ocr and near_name(wanted, text)):
+            differing = text
+    if differing is None:
+        return FieldResult("employee_name", "not_shown", wanted, None, wanted, None)
+    return FieldResult("employee_name", "differs", wanted, differing, wanted, differing)

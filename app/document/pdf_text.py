@@ -1,0 +1,141 @@
+"""The words a person sees on a text PDF's page, with their positions, read with pdfium.
+
+The text layer is not what a page shows: an editor paints a white box over a figure and writes
+a new one on it, and the old figure stays in the text layer. So a character counts only when
+it is visible: not in an invisible render mode (3, 7), not white, inside the crop box, and not
+under a filled path or an image drawn after it (page objects are drawn in content order). A page
+with no visible character (a scan, glyphs drawn as outlines) is OCR'd by the caller instead.
+
+Nothing read here leaves memory; pdfium calls are made under the reading module's lock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from app.document.layout import Word
+
+_Char = tuple[str, float, float, float, float]
+"""A character and its box: left, bottom, right, top (PDF units, y up)."""
+_INVISIBLE_MODES = (3, 7)
+_WHITE = 235
+"""A fill whose red, green and blue are all at least this is white on paper."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cover:
+    order: int
+    left: float
+    bottom: float
+    right: float
+    top: float
+
+    def hides(self, order: int, x: float, y: float) -> bool:
+        return order < self.order and self.left <= x <= self.right and self.bottom <= y <= self.top
+
+
+def visible_words(page: pdfium.PdfPage) -> list[Word]:
+    """The visible words of ``page``, y growing downwards from the crop box's top."""
+    orders, covers = _objects(page)
+    crop = page.get_cropbox()
+    textpage = page.get_textpage()
+    try:
+        chars = list(_visible_chars(textpage, orders, covers, crop))
+    finally:
+        textpage.close()
+    return _words(chars, crop[3])
+
+
+def _objects(page: pdfium.PdfPage) -> tuple[dict[int, int], list[_Cover]]:
+    """Each object's place in drawing order (by handle address), and what may hide text."""
+    orders: dict[int, int] = {}
+    covers: list[_Cover] = []
+    for order, obj in enumerate(page.get_objects(max_depth=8)):
+        address = ctypes.cast(obj.raw, ctypes.c_void_p).value or 0
+        orders[address] = order
+        kind = obj.type
+        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE or (
+            kind == pdfium_c.FPDF_PAGEOBJ_PATH and _filled(obj)
+        ):
+            left, bottom, right, top = obj.get_bounds()
+            covers.append(_Cover(order, left, bottom, right, top))
+    return orders, covers
+
+
+def _filled(obj: pdfium.PdfObject) -> bool:
+    mode = ctypes.c_int()
+    stroke = ctypes.c_int()
+    if not pdfium_c.FPDFPath_GetDrawMode(obj.raw, ctypes.byref(mode), ctypes.byref(stroke)):
+        return False
+    return bool(mode.value != pdfium_c.FPDF_FILLMODE_NONE)
+
+
+def _visible_chars(
+    textpage: pdfium.PdfTextPage,
+    orders: dict[int, int],
+    covers: list[_Cover],
+    crop: tuple[float, float, float, float],
+) -> Iterator[_Char]:
+    """(char, left, bottom, right, top) of each visible character; a space or line end as
+    ``" "`` so words can be told apart."""
+    raw = textpage.raw
+    box = pdfium_c.FS_RECTF()
+    r, g, b, a = (ctypes.c_uint() for _ in range(4))
+    for index in range(pdfium_c.FPDFText_CountChars(raw)):
+        char = chr(pdfium_c.FPDFText_GetUnicode(raw, index))
+        if char.isspace() or not char.isprintable():
+            yield " ", 0, 0, 0, 0
+            continue
+        obj = pdfium_c.FPDFText_GetTextObject(raw, index)
+        order = orders.get(ctypes.cast(obj, ctypes.c_void_p).value or 0, -1)
+        if obj and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in _INVISIBLE_MODES:
+            continue
+        if pdfium_c.FPDFText_GetFillColor(raw, index, *map(ctypes.byref, (r, g, b, a))) and (
+            min(r.value, g.value, b.value) >= _WHITE or a.value == 0
+        ):
+            continue
+        if not pdfium_c.FPDFText_GetLooseCharBox(raw, index, ctypes.byref(box)):
+            continue
+        x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
+        if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
+            continue
+        if any(cover.hides(order, x, y) for cover in covers):
+            continue
+        yield char, box.left, box.bottom, box.right, box.top
+
+
+def _words(chars: list[_Char], top: float) -> list[Word]:
+    """Characters joined into words (split at spaces, and at a jump back or down)."""
+    words: list[Word] = []
+    run: list[_Char] = []
+    for char in [*chars, (" ", 0, 0, 0, 0)]:
+        if char[0] == " " or (run and _jumps(run[-1], char)):
+            if run:
+                words.append(
+                    Word(
+                        "".join(c[0] for c in run),
+                        min(c[1] for c in run),
+                        top - max(c[4] for c in run),
+                        max(c[3] for c in run),
+                        top - min(c[2] for c in run),
+                    )
+                )
+            run = [] if char[0] == " " else [char]
+            continue
+        run.append(char)
+    return words
+
+
+def _jumps(previous: _Char, char: _Char) -> bool:
+    """The next character is not to the right on the same line (another text run)."""
+    height = previous[4] - previous[2]
+    return (
+        char[1] < previous[1] - 0.5 * height
+        or abs(char[2] - previous[2]) > 0.5 * height
+        or char[1] - previous[3] > 0.6 * height
+    )
