@@ -15,6 +15,7 @@ from typing import Any
 class Check(StrEnum):
     NOT_A_PAYSLIP = "not_a_payslip"
     NOT_VERIFIED = "not_verified"
+    DOCUMENT_ALTERED = "document_altered"
     CANNOT_VERIFY = "cannot_verify"
     DUPLICATE = "duplicate"
     DIFFERENT_EMPLOYEE = "different_employee"
@@ -29,6 +30,7 @@ class Check(StrEnum):
 SENTENCES: dict[Check, str] = {
     Check.NOT_A_PAYSLIP: "{label} holds no payslip code: {why}",
     Check.NOT_VERIFIED: "{label} is NOT VERIFIED: {why}",
+    Check.DOCUMENT_ALTERED: "{label} is NOT VERIFIED: {why}",
     Check.CANNOT_VERIFY: "{label} could not be checked: {why}",
     Check.DUPLICATE: "{labels} are the same payslip, given more than once.",
     Check.DIFFERENT_EMPLOYEE: "The payslip paid on {paid} names {name}, not {other} as the other "

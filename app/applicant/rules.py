@@ -56,6 +56,9 @@ def _per_document(docs: Sequence[Document]) -> list[Problem]:
         if doc.verdict is None:
             why = doc.detail or INPUT_PROBLEMS.get(doc.reason, INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"])
             problems.append(Problem.of(Check.NOT_A_PAYSLIP, (index,), label=doc.label, why=why))
+        elif doc.reason == "DOCUMENT_ALTERED" and doc.document is not None:
+            why = " ".join(doc.document.sentences())
+            problems.append(Problem.of(Check.DOCUMENT_ALTERED, (index,), label=doc.label, why=why))
         elif doc.verdict == Verdict.NOT_VERIFIED:
             why = meaning_of(doc.reason).words
             problems.append(Problem.of(Check.NOT_VERIFIED, (index,), label=doc.label, why=why))

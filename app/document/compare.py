@@ -108,6 +108,18 @@ class DocumentCheck:
         return f"Compare the printed figures with these: {self.reason}."
 
 
+def compared_lines(check: DocumentCheck) -> list[tuple[str, str, str]]:
+    """(field, registered, shown) in words for each compared field, for an altered page."""
+    return [
+        (
+            FIELD_BY_NAME[f.field].words.capitalize(),
+            f.registered_words,
+            f.shown_words if f.shown_words is not None else "not shown",
+        )
+        for f in check.fields
+    ]
+
+
 def not_compared(reason: str, registered: Registered | None = None) -> DocumentCheck:
     fields = [] if registered is None else _results(registered, {})
     return DocumentCheck("not_compared", reason, fields)

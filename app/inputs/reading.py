@@ -104,6 +104,8 @@ class InputReading:
     kind: Literal["pdf", "image", "text"]
     payloads: list[str]
     pdf: PdfReading | None = None
+    data: bytes | None = field(default=None, repr=False, compare=False)
+    """The file's bytes, in memory only, for the document check (PROTOCOL §13)."""
 
     @property
     def disagreement(self) -> bool:
@@ -154,9 +156,9 @@ def read_file(path: str | os.PathLike[str], decoder: Decoder | None = None) -> I
     decoder = decoder or decoder_chain()
     if _PDF_MAGIC in data[:1024]:
         pdf = _read_pdf_bytes(data, file.name, decoder)
-        return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf)
+        return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf, data=data)
     texts = _decode_image_bytes(data, file.name, decoder)
-    return InputReading(kind="image", payloads=_payloads_to_verify(None, texts))
+    return InputReading(kind="image", payloads=_payloads_to_verify(None, texts), data=data)
 
 
 def _decode_image_bytes(data: bytes, name: str, decoder: Decoder) -> list[str]:
