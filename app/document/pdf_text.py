@@ -39,6 +39,24 @@ class _Cover:
         return order < self.order and self.left <= x <= self.right and self.bottom <= y <= self.top
 
 
+SCANNED_SHARE = 0.5
+"""A page with an image over at least this share of its crop box is a scan: it is OCR'd (its
+text objects, if any, are a badge's caption or an OCR layer that is not what a person sees)."""
+
+
+def is_scanned(page: pdfium.PdfPage) -> bool:
+    left, bottom, right, top = page.get_cropbox()
+    area = max((right - left) * (top - bottom), 1e-6)
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=8):
+        x0, y0, x1, y1 = obj.get_bounds()
+        covered = max(0.0, min(x1, right) - max(x0, left)) * max(
+            0.0, min(y1, top) - max(y0, bottom)
+        )
+        if covered / area >= SCANNED_SHARE:
+            return True
+    return False
+
+
 def visible_words(page: pdfium.PdfPage) -> list[Word]:
     """The visible words of ``page``, y growing downwards from the crop box's top."""
     orders, covers = _objects(page)

@@ -153,13 +153,13 @@ def near_name(registered: str, shown: str) -> bool:
 
 
 def _close(a: str, b: str) -> bool:
-    if a == b:
-        return True
+    """At most two edits (Levenshtein) apart: "smith" and "srnith" are."""
     if abs(len(a) - len(b)) > 2:
         return False
-    if len(a) == len(b):
-        return sum(x != y for x, y in zip(a, b, strict=True)) <= 2
-    short, long = (a, b) if len(a) < len(b) else (b, a)
-    return any(long[:i] + long[i + 1 :] == short for i in range(len(long))) or any(
-        long[:i] + long[i + 2 :] == short for i in range(len(long) - 1)
-    )
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1] <= 2
