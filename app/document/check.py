@@ -116,7 +116,8 @@ def _check_pdf(
     if document is None:
         return not_compared(NO_PAGE, registered)
     try:
-        codes = pdf_pages.stored_page_texts(document, decoder)
+        # One page is the payslip's own (the reading found its code); more may be a combined PDF.
+        codes = [[]] if len(document) == 1 else pdf_pages.stored_page_texts(document, decoder)
         pages: list[Page] = []
         needed_ocr = False
         for index in pages_of(codes, reference):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -100,24 +101,24 @@ def _visible_chars(
     crop: tuple[float, float, float, float],
 ) -> Iterator[_Char]:
     """(char, left, bottom, right, top) of each visible character; a space or line end as
-    ``" "`` so words can be told apart."""
+    ``" "`` so words can be told apart. Style is looked up once per text object."""
     raw = textpage.raw
     box = pdfium_c.FS_RECTF()
-    r, g, b, a = (ctypes.c_uint() for _ in range(4))
-    for index in range(pdfium_c.FPDFText_CountChars(raw)):
-        char = chr(pdfium_c.FPDFText_GetUnicode(raw, index))
+    styles: dict[int, int | None] = {}
+    """Text object address -> its drawing order, or None when its text is not seen."""
+    count = pdfium_c.FPDFText_CountChars(raw)
+    text = _all_text(raw, count)
+    for index in range(count):
+        char = text[index] if text is not None else chr(pdfium_c.FPDFText_GetUnicode(raw, index))
         if char.isspace() or not char.isprintable():
             yield " ", 0, 0, 0, 0
             continue
         obj = pdfium_c.FPDFText_GetTextObject(raw, index)
-        order = orders.get(ctypes.cast(obj, ctypes.c_void_p).value or 0, -1)
-        if obj and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in _INVISIBLE_MODES:
-            continue
-        if pdfium_c.FPDFText_GetFillColor(raw, index, *map(ctypes.byref, (r, g, b, a))) and (
-            min(r.value, g.value, b.value) >= _WHITE or a.value == 0
-        ):
-            continue
-        if not pdfium_c.FPDFText_GetLooseCharBox(raw, index, ctypes.byref(box)):
+        address = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        if address not in styles:
+            styles[address] = None if _unseen(obj) else orders.get(address, -1)
+        order = styles[address]
+        if order is None or not pdfium_c.FPDFText_GetLooseCharBox(raw, index, ctypes.byref(box)):
             continue
         x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
         if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
@@ -125,6 +126,31 @@ def _visible_chars(
         if any(cover.hides(order, x, y) for cover in covers):
             continue
         yield char, box.left, box.bottom, box.right, box.top
+
+
+def _all_text(raw: Any, count: int) -> str | None:
+    """The page's characters in one call, when each is one UTF-16 unit (else None: the caller
+    asks char by char)."""
+    if count <= 0:
+        return ""
+    buffer = ctypes.create_string_buffer((count + 1) * 2)
+    written = pdfium_c.FPDFText_GetText(
+        raw, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort))
+    )
+    text = buffer.raw[: max(written - 1, 0) * 2].decode("utf-16-le", errors="replace")
+    return text if len(text) == count else None
+
+
+def _unseen(obj: Any) -> bool:
+    """Text drawn invisible (render mode 3 or 7) or in white (or fully transparent) ink."""
+    if not obj:
+        return False
+    if pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in _INVISIBLE_MODES:
+        return True
+    r, g, b, a = (ctypes.c_uint() for _ in range(4))
+    if not pdfium_c.FPDFPageObj_GetFillColor(obj, *map(ctypes.byref, (r, g, b, a))):
+        return False
+    return min(r.value, g.value, b.value) >= _WHITE or a.value == 0
 
 
 def _words(chars: list[_Char], top: float) -> list[Word]:
