@@ -33,7 +33,7 @@ from app.document.compare import (
 )
 from app.document.fields import FieldName
 from app.document.layout import lines_of
-from app.document.pdf_text import is_scanned, visible_words
+from app.document.pdf_text import visible_words
 from app.inputs import pdf_pages
 from app.scan.decoders import Decoder, decoder_chain
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
@@ -162,10 +162,9 @@ def _read_page(document: Any, index: int) -> tuple[Page | None, bool]:
     with pdf_pages.open_page(document, index) as page:
         if page is None:
             return None, False
-        if not is_scanned(page):
-            words = visible_words(page)
-            if len(words) >= MIN_WORDS:
-                return Page(lines_of(words)), False
+        words = visible_words(page)
+        if words is not None and len(words) >= MIN_WORDS:
+            return Page(lines_of(words)), False
         grey = pdf_pages.render_grey(page, OCR_DPI) if ocr.available() else None
     if grey is None:
         return None, True

@@ -24,6 +24,8 @@ from app.document.layout import Word
 _Char = tuple[str, float, float, float, float]
 """A character and its box: left, bottom, right, top (PDF units, y up)."""
 _INVISIBLE_MODES = (3, 7)
+_MAX_DEPTH = 8
+"""Form XObjects nested deeper than this are not looked into."""
 _WHITE = 235
 """A fill whose red, green and blue are all at least this is white on paper."""
 
@@ -39,29 +41,33 @@ class _Cover:
     def hides(self, order: int, x: float, y: float) -> bool:
         return order < self.order and self.left <= x <= self.right and self.bottom <= y <= self.top
 
+    def share_of(self, crop: tuple[float, float, float, float]) -> float:
+        left, bottom, right, top = crop
+        width = max(0.0, min(self.right, right) - max(self.left, left))
+        height = max(0.0, min(self.top, top) - max(self.bottom, bottom))
+        return width * height / max((right - left) * (top - bottom), 1e-6)
+
 
 SCANNED_SHARE = 0.5
 """A page with an image over at least this share of its crop box is a scan: it is OCR'd (its
 text objects, if any, are a badge's caption or an OCR layer that is not what a person sees)."""
 
 
-def is_scanned(page: pdfium.PdfPage) -> bool:
-    left, bottom, right, top = page.get_cropbox()
-    area = max((right - left) * (top - bottom), 1e-6)
-    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=8):
-        x0, y0, x1, y1 = obj.get_bounds()
-        covered = max(0.0, min(x1, right) - max(x0, left)) * max(
-            0.0, min(y1, top) - max(y0, bottom)
-        )
-        if covered / area >= SCANNED_SHARE:
-            return True
-    return False
-
-
-def visible_words(page: pdfium.PdfPage) -> list[Word]:
-    """The visible words of ``page``, y growing downwards from the crop box's top."""
-    orders, covers = _objects(page)
+def visible_words(page: pdfium.PdfPage) -> list[Word] | None:
+    """The visible words of ``page``, y growing downwards from the crop box's top; None for a
+    scanned page (an image over :data:`SCANNED_SHARE` of it), which is to be OCR'd."""
     crop = page.get_cropbox()
+    orders: dict[int, int] = {}
+    covers: list[_Cover] = []
+    for order, (obj, kind) in enumerate(_walk(page.raw)):
+        orders[ctypes.cast(obj, ctypes.c_void_p).value or 0] = order
+        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE or (
+            kind == pdfium_c.FPDF_PAGEOBJ_PATH and _filled(obj)
+        ):
+            cover = _Cover(order, *_bounds(obj))
+            if cover.share_of(crop) >= SCANNED_SHARE and kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+                return None
+            covers.append(cover)
     textpage = page.get_textpage()
     try:
         chars = list(_visible_chars(textpage, orders, covers, crop))
@@ -70,26 +76,29 @@ def visible_words(page: pdfium.PdfPage) -> list[Word]:
     return _words(chars, crop[3])
 
 
-def _objects(page: pdfium.PdfPage) -> tuple[dict[int, int], list[_Cover]]:
-    """Each object's place in drawing order (by handle address), and what may hide text."""
-    orders: dict[int, int] = {}
-    covers: list[_Cover] = []
-    for order, obj in enumerate(page.get_objects(max_depth=8)):
-        address = ctypes.cast(obj.raw, ctypes.c_void_p).value or 0
-        orders[address] = order
-        kind = obj.type
-        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE or (
-            kind == pdfium_c.FPDF_PAGEOBJ_PATH and _filled(obj)
-        ):
-            left, bottom, right, top = obj.get_bounds()
-            covers.append(_Cover(order, left, bottom, right, top))
-    return orders, covers
+def _walk(parent: Any, form: bool = False, depth: int = 0) -> Iterator[tuple[Any, int]]:
+    """Every page object in drawing order, form XObjects' contents in place (raw handles: the
+    helper classes cost more than the check itself on a page of 50 objects)."""
+    count = (pdfium_c.FPDFFormObj_CountObjects if form else pdfium_c.FPDFPage_CountObjects)(parent)
+    get = pdfium_c.FPDFFormObj_GetObject if form else pdfium_c.FPDFPage_GetObject
+    for index in range(count):
+        obj = get(parent, index)
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        yield obj, kind
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < _MAX_DEPTH:
+            yield from _walk(obj, True, depth + 1)
 
 
-def _filled(obj: pdfium.PdfObject) -> bool:
+def _bounds(obj: Any) -> tuple[float, float, float, float]:
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    pdfium_c.FPDFPageObj_GetBounds(obj, *map(ctypes.byref, (left, bottom, right, top)))
+    return left.value, bottom.value, right.value, top.value
+
+
+def _filled(obj: Any) -> bool:
     mode = ctypes.c_int()
     stroke = ctypes.c_int()
-    if not pdfium_c.FPDFPath_GetDrawMode(obj.raw, ctypes.byref(mode), ctypes.byref(stroke)):
+    if not pdfium_c.FPDFPath_GetDrawMode(obj, ctypes.byref(mode), ctypes.byref(stroke)):
         return False
     return bool(mode.value != pdfium_c.FPDF_FILLMODE_NONE)
 
