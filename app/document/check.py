@@ -4,8 +4,9 @@ Pages compared: those of the verified payslip. In a PDF, the page carrying its b
 pages after it up to the next page carrying another record's badge (a combined pay-run PDF
 holds many people's payslips), at most :data:`MAX_PAGES`; pages before it only when no earlier
 page carries a badge. When the code is only in the metadata: the first pages, up to another
-record's badge. A page with visible text is read from its text objects (pdf_text.py); one
-without (a scan, outlines) is rendered at :data:`OCR_DPI` and OCR'd. An image is compared when it
+record's badge. A page with visible text is read from its text objects (pdf_text.py); a scan,
+or a page whose text shows no label with a value but which fills many paths (glyphs drawn as
+outlines), is rendered at :data:`OCR_DPI` and OCR'd. An image is compared when it
 is a whole page at 150 dpi or more (shorter side >= 1200 px).
 
 Nothing of a page leaves memory. Any failure while reading a page is the check's reason
@@ -30,6 +31,7 @@ from app.document.compare import (
     Registered,
     compare,
     not_compared,
+    shows_fields,
 )
 from app.document.fields import FieldName
 from app.document.layout import lines_of
@@ -46,7 +48,10 @@ MIN_PAGE_SIDE = 1200
 MAX_OCR_SIDE = 2600
 """A larger image (a 600 dpi scan) is scaled down to about 300 dpi first: no better, 4x slower."""
 MIN_WORDS = 3
-"""A PDF page with fewer visible words than this is treated as an image page (OCR)."""
+"""A PDF page with fewer visible words than this shows nothing to compare (a blank page)."""
+OUTLINES = 20
+"""A text page with no label and a value, but this many filled paths or more, may draw its
+glyphs as outlines: it is OCR'd (a blank stamped page, with the badge's caption, is not)."""
 NO_OCR = "no page could be read: this computer has no OCR engine for page images"
 SMALL_IMAGE = "the image is not a whole page at 150 dpi or more"
 TEXT_CODE = "a code given as text is not compared with a page"
@@ -162,9 +167,12 @@ def _read_page(document: Any, index: int) -> tuple[Page | None, bool]:
     with pdf_pages.open_page(document, index) as page:
         if page is None:
             return None, False
-        words = visible_words(page)
-        if words is not None and len(words) >= MIN_WORDS:
-            return Page(lines_of(words)), False
+        seen = visible_words(page)
+        text = Page(lines_of(seen.words))
+        if not seen.scanned and (shows_fields(text) or seen.filled_paths < OUTLINES):
+            return (text if len(seen.words) >= MIN_WORDS else None), False
+        if not ocr.available():
+            return (None if seen.scanned else text), True
         grey = pdf_pages.render_grey(page, OCR_DPI) if ocr.available() else None
     if grey is None:
         return None, True

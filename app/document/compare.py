@@ -153,6 +153,12 @@ def compare(registered: Registered, pages: list[Page]) -> DocumentCheck:
     return DocumentCheck("not_compared", reason, check_fields)
 
 
+def shows_fields(page: Page) -> bool:
+    """Whether any label on the page has a value: a text page that has none may draw its
+    figures as outlines (or in images), so it is worth OCR."""
+    return next(_label_values(page), None) is not None
+
+
 def _split(cell: Cell) -> list[Cell]:
     """ "Net Pay: 4,280.90" as a label cell and a value cell; "Net Pay 4,280.90" too when the
     rest is a value of the label's kind (money or a date)."""

@@ -53,27 +53,38 @@ SCANNED_SHARE = 0.5
 text objects, if any, are a badge's caption or an OCR layer that is not what a person sees)."""
 
 
-def visible_words(page: pdfium.PdfPage) -> list[Word] | None:
-    """The visible words of ``page``, y growing downwards from the crop box's top; None for a
-    scanned page (an image over :data:`SCANNED_SHARE` of it), which is to be OCR'd."""
+@dataclass(frozen=True)
+class PageText:
+    """What a page's objects show: its visible words, and what says OCR may see more."""
+
+    words: list[Word]
+    scanned: bool
+    """An image covers at least :data:`SCANNED_SHARE` of the page."""
+    filled_paths: int
+    """Glyphs drawn as outlines are filled paths, one or more a glyph."""
+
+
+def visible_words(page: pdfium.PdfPage) -> PageText:
+    """The visible words of ``page``, y growing downwards from the crop box's top."""
     crop = page.get_cropbox()
     orders: dict[int, int] = {}
     covers: list[_Cover] = []
+    filled = 0
     for order, (obj, kind) in enumerate(_walk(page.raw)):
         orders[ctypes.cast(obj, ctypes.c_void_p).value or 0] = order
-        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE or (
-            kind == pdfium_c.FPDF_PAGEOBJ_PATH and _filled(obj)
-        ):
+        path = kind == pdfium_c.FPDF_PAGEOBJ_PATH and _filled(obj)
+        filled += path
+        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE or path:
             cover = _Cover(order, *_bounds(obj))
-            if cover.share_of(crop) >= SCANNED_SHARE and kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-                return None
+            if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and cover.share_of(crop) >= SCANNED_SHARE:
+                return PageText([], True, filled)
             covers.append(cover)
     textpage = page.get_textpage()
     try:
         chars = list(_visible_chars(textpage, orders, covers, crop))
     finally:
         textpage.close()
-    return _words(chars, crop[3])
+    return PageText(_words(chars, crop[3]), False, filled)
 
 
 def _walk(parent: Any, form: bool = False, depth: int = 0) -> Iterator[tuple[Any, int]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,26 @@ def test_a_scanned_altered_copy_and_a_genuine_page_image_are_read_by_ocr(
     body = json.loads(out.stdout)
     assert body["document"]["status"] == "matches"
     assert _fields(body)["net"] == ("matches", "3064.15")
+
+
+def test_a_page_whose_glyphs_are_outlines_is_read_by_ocr(
+    verify: Verify, demo_context: AppContext, tmp_path: Path
+) -> None:
+    """Ghostscript draws every glyph as a path (no text object left): what a person sees is
+    read by OCR, so a retyped figure is still caught."""
+    sealed = _register(demo_context)
+    pdf, _ = LAYOUTS["inline"](Shown().altered(net="4,064.15 AUD"))
+    source, outlined = tmp_path / "typed.pdf", tmp_path / "outlined.pdf"
+    source.write_bytes(pdf)
+    subprocess.run(
+        ["gs", "-q", "-dBATCH", "-dNOPAUSE", "-dSAFER", "-dNoOutputFonts", "-sDEVICE=pdfwrite",
+         f"-sOutputFile={outlined}", str(source)],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    path = _write(tmp_path, "stamped.pdf", _stamped(outlined.read_bytes(), sealed))
+    out = verify([path, "--json", *_remote(demo_context)])
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert _fields(json.loads(out.stdout))["net"] == ("differs", "4064.15")
 
 
 def test_a_code_given_as_text_is_not_compared_and_says_so(

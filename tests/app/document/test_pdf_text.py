@@ -18,6 +18,7 @@ from testbed.payslip_pages import Shown, image_only_pdf, label_list
 
 
 def _words(pdf: bytes) -> list[str] | None:
+    """The visible words' texts, or None for a scanned page."""
     document = pdfium.PdfDocument(pdf)
     try:
         page = document[0]
@@ -27,7 +28,7 @@ def _words(pdf: bytes) -> list[str] | None:
             page.close()
     finally:
         document.close()
-    return None if words is None else [w.text for w in words]
+    return None if words.scanned else [w.text for w in words.words]
 
 
 def _page_with_hidden_text() -> bytes:
