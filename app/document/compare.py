@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
-from app.document.fields import FIELD_BY_NAME, FIELDS, LABELS, FieldName, LabelUse, label_key
+from app.applicant.names import name_words
+from app.document.fields import (
+    FIELD_BY_NAME,
+    FIELDS,
+    LABELS,
+    NOT_NAMES,
+    FieldName,
+    LabelUse,
+    label_key,
+)
 from app.document.layout import Cell, Line
 from app.document.values import (
     format_money,
@@ -253,7 +262,9 @@ def _money(field: FieldName, registered: Registered, values: list[_Seen]) -> Fie
             return FieldResult(field, "matches", text, text, words, words)
         if amount is None or not value.sure or differing is not None:
             continue
-        if any(parse_money(other, digits) == wanted for other in value.doubt_line):
+        if amount == -wanted:
+            continue  # a deduction printed as a negative, "(782.00)": in doubt
+        if any(parse_money(other, digits) in (wanted, -wanted) for other in value.doubt_line):
             continue  # the registered amount is on the same line: in doubt
         differing = format_money(amount, digits)
         shown_words = f"{_grouped(amount, digits)} {currency}"
@@ -276,11 +287,16 @@ def _date(field: FieldName, wanted: date, values: list[_Seen]) -> FieldResult:
         shown = _date_in(field, value.text)
         if shown == wanted:
             return FieldResult(field, "matches", text, text, words, words)
-        if shown is not None and value.sure and differing is None:
+        if shown is not None and value.sure and differing is None and not _swapped(shown, wanted):
             differing = shown
     if differing is None:
         return FieldResult(field, "not_shown", text, None, words, None)
     return FieldResult(field, "differs", text, differing.isoformat(), words, _long(differing))
+
+
+def _swapped(shown: date, wanted: date) -> bool:
+    """Month first ("11/05/2026" for 5 November) would read the registered date: in doubt."""
+    return (shown.year, shown.month, shown.day) == (wanted.year, wanted.day, wanted.month)
 
 
 def _date_in(field: FieldName, text: str) -> date | None:
@@ -294,6 +310,17 @@ def _long(day: date) -> str:
     return f"{day.day} {day:%b %Y}"
 
 
+def _doubtful_name(wanted: str, shown: str, ocr: bool) -> bool:
+    """A shown name that may be the registered one or no name at all: it shares a word or an
+    initial with it ("J. Smith"), holds a word that names no person ("Full Time"), or is an
+    OCR reading one or two letters off."""
+    wanted_words, shown_words = name_words(wanted), name_words(shown)
+    initials = {w[0] for w in wanted_words}
+    if wanted_words & shown_words or any(len(w) == 1 and w in initials for w in shown_words):
+        return True
+    return bool(shown_words & NOT_NAMES) or (ocr and near_name(wanted, shown))
+
+
 def _name(wanted: str, values: list[_Seen], ocr: bool) -> FieldResult:
     differing: str | None = None
     for value in values:
@@ -302,7 +329,7 @@ def _name(wanted: str, values: list[_Seen], ocr: bool) -> FieldResult:
             continue
         if name_shown(wanted, text):
             return FieldResult("employee_name", "matches", wanted, text, wanted, text)
-        if value.sure and differing is None and not (ocr and near_name(wanted, text)):
+        if value.sure and differing is None and not _doubtful_name(wanted, text, ocr):
             differing = text
     if differing is None:
         return FieldResult("employee_name", "not_shown", wanted, None, wanted, None)

@@ -93,6 +93,34 @@ OTHER_LABELS: tuple[str, ...] = (
 )  # fmt: skip
 
 
+NOT_NAMES: frozenset[str] = frozenset(
+    [
+        "full",
+        "part",
+        "time",
+        "casual",
+        "permanent",
+        "temporary",
+        "contract",
+        "contractor",
+        "fixed",
+        "term",
+        "salaried",
+        "salary",
+        "hourly",
+        "wages",
+        "staff",
+        "ongoing",
+        "seasonal",
+        "trainee",
+        "apprentice",
+        "director",
+    ]
+)
+"""Words (as names are normalised) that say the value under "Employee" is no name (an
+employment basis): such a value never makes the name differ."""
+
+
 def label_key(text: str) -> str:
     """A cell's text as labels are compared: casefolded, single spaces, one trailing ':' off."""
     key = " ".join(text.split()).casefold()
