@@ -11,6 +11,7 @@ letters from the registered one. No false alarm is worse than a miss.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -43,6 +44,8 @@ NO_PAGE = "no page could be read"
 NOTHING_SHOWN = "none of the compared fields is shown"
 NO_PAY = "neither gross nor net pay is shown"
 _MAX_PREFIX_WORDS = 3
+_LABEL_GAP = 2.5
+"""Cells closer than this many heights may be the words of one label."""
 _ALTERED = "This copy was altered: do not accept it."
 
 
@@ -142,6 +145,10 @@ class _Seen:
     sure: bool
     doubt_line: tuple[str, ...]
     """The other cells' texts on the value's line."""
+    rest: str = ""
+    """The value and the cells after it on its line: a name split into cells still matches."""
+    period: bool = False
+    """Read under a label of both period dates: only a value holding two dates counts."""
 
 
 def compare(registered: Registered, pages: list[Page]) -> DocumentCheck:
@@ -192,8 +199,36 @@ def _typed_value(use: LabelUse, text: str) -> bool:
     return parse_money(text, 2) is not None or parse_money(text, 0) is not None
 
 
+def _rows(page: Page) -> list[list[Cell]]:
+    return [_merged([p for cell in line.cells for p in _split(cell)]) for line in page.lines]
+
+
+def _merged(row: list[Cell]) -> list[Cell]:
+    """Neighbouring cells that together are a label ("Gross | Pay", as OCR may split it) as one."""
+    out: list[Cell] = []
+    index = 0
+    while index < len(row):
+        for size in (3, 2):
+            group = row[index : index + size]
+            if len(group) == size and _one_label(group):
+                out.append(Cell(tuple(w for c in group for w in c.words)))
+                index += size
+                break
+        else:
+            out.append(row[index])
+            index += 1
+    return out
+
+
+def _one_label(group: list[Cell]) -> bool:
+    if label_key(" ".join(c.text for c in group)) not in LABELS:
+        return False
+    height = max(c.y1 - c.y0 for c in group)
+    return all(b.x0 - a.x1 < _LABEL_GAP * height for a, b in itertools.pairwise(group))
+
+
 def _label_values(page: Page) -> Iterator[tuple[FieldName, _Seen]]:
-    rows = [[piece for cell in line.cells for piece in _split(cell)] for line in page.lines]
+    rows = _rows(page)
     for index, row in enumerate(rows):
         for position, cell in enumerate(row):
             use = LABELS.get(label_key(cell.text))
@@ -203,8 +238,14 @@ def _label_values(page: Page) -> Iterator[tuple[FieldName, _Seen]]:
             if found is None:
                 continue
             value, value_row = found
+            at = value_row.index(value)
+            text = value.text
+            if use.field == "period" and parse_period(text) is None and at + 1 < len(value_row):
+                text = f"{text} to {value_row[at + 1].text}"  # OCR may drop the dash
             others = tuple(c.text for c in value_row if c is not value)
-            seen = _Seen(value.text, value.sure and not use.weak, others)
+            rest = " ".join(c.text for c in value_row[at:])
+            sure = value.sure and not use.weak
+            seen = _Seen(text, sure, others, rest, period=use.field == "period")
             if use.field == "period":
                 yield "period_start", seen
                 yield "period_end", seen
@@ -284,7 +325,7 @@ def _date(field: FieldName, wanted: date, values: list[_Seen]) -> FieldResult:
     text, words = wanted.isoformat(), _long(wanted)
     differing: date | None = None
     for value in values:
-        shown = _date_in(field, value.text)
+        shown = _date_in(field, value.text, value.period)
         if shown == wanted:
             return FieldResult(field, "matches", text, text, words, words)
         if shown is not None and value.sure and differing is None and not _swapped(shown, wanted):
@@ -299,11 +340,11 @@ def _swapped(shown: date, wanted: date) -> bool:
     return (shown.year, shown.month, shown.day) == (wanted.year, wanted.day, wanted.month)
 
 
-def _date_in(field: FieldName, text: str) -> date | None:
+def _date_in(field: FieldName, text: str, period_label: bool) -> date | None:
     period = parse_period(text)
     if period is not None:
         return period[0] if field == "period_start" else period[1]
-    return parse_date(text)
+    return None if period_label else parse_date(text)
 
 
 def _long(day: date) -> str:
@@ -327,8 +368,9 @@ def _name(wanted: str, values: list[_Seen], ocr: bool) -> FieldResult:
         text = value.text
         if not is_name_like(text) or label_key(text) in LABELS:
             continue
-        if name_shown(wanted, text):
-            return FieldResult("employee_name", "matches", wanted, text, wanted, text)
+        if name_shown(wanted, text) or name_shown(wanted, value.rest):
+            shown = text if name_shown(wanted, text) else value.rest
+            return FieldResult("employee_name", "matches", wanted, shown, wanted, shown)
         if value.sure and differing is None and not _doubtful_name(wanted, text, ocr):
             differing = text
     if differing is None:

@@ -93,11 +93,15 @@ def lines_of(words: Iterable[Word]) -> list[Line]:
 
 
 def _cells(row: list[Word]) -> list[Cell]:
+    """The row split at gaps wider than :data:`CELL_GAP` of its tallest word: OCR boxes a word
+    by its own glyphs ("on" is half as tall as "Pay"), so a short word must not make a space
+    look like a column gap."""
+    unit = max(w.height for w in row)
     cells: list[list[Word]] = [[row[0]]]
     for word in row[1:]:
         previous = cells[-1][-1]
         gap = word.x0 - previous.x1
-        if gap > CELL_GAP * min(word.height, previous.height):
+        if gap > CELL_GAP * unit:
             cells.append([word])
         else:
             cells[-1].append(word)

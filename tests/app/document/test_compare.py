@@ -183,3 +183,33 @@ def test_the_pages_of_one_payslip_in_a_combined_pdf() -> None:
     assert pages_of([[], [mine], []], ref) == [0, 1, 2]  # nothing before it carries a badge
     assert pages_of([[], [], [], [], [], []], ref) == [0, 1, 2, 3]  # code in the metadata only
     assert pages_of([[other], []], ref) == []
+
+
+def test_ocr_splits_labels_names_and_periods_into_cells() -> None:
+    """OCR boxes each word by its glyphs and may drop a dash: a label in two cells is one label,
+    a name in several cells still matches, and a period whose dash is lost is still two dates
+    (a single date under "Pay Period" is no period at all)."""
+    page = _page(
+        (50, 100, "Gross"), (92, 100, "Pay"), (250, 100, "Net"), (282, 100, "Pay"),
+        (50, 115, "3,846.15"), (250, 115, "4,280.90"),
+        (50, 140, "Employee"), (110, 140, "Name:"), (200, 140, "ROSENTHAL,"), (270, 140, "Amelia"),
+        (50, 160, "Pay Period:"), (200, 160, "30 Oct 2026"), (280, 160, "Nov 12, 2026"),
+        (50, 180, "Period"), (200, 180, "13 Nov 2026"),
+        ocr=True,
+    )  # fmt: skip
+    check = compare(REGISTERED, [page])
+    assert check.status == "matches"
+    assert {f.field: f.status for f in check.fields if f.status != "not_shown"} == {
+        "gross": "matches", "net": "matches", "period_start": "matches",
+        "period_end": "matches", "employee_name": "matches",
+    }  # fmt: skip
+    assert compare(REGISTERED, [_page((50, 100, "Pay Period"), (200, 100, "03/11/2026"),
+                                      (50, 120, "Net"), (200, 120, "4,280.90"))]).status == (
+        "matches"
+    )  # fmt: skip
+
+
+def test_a_short_ocr_word_does_not_split_a_cell() -> None:
+    words = [Word("Amount", 50, 100, 95, 112), Word("on", 99, 104, 111, 112),
+             Word("file", 115, 100, 135, 112)]  # fmt: skip
+    assert [c.text for c in lines_of(words)[0].cells] == ["Amount on file"]
