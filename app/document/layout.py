@@ -79,16 +79,15 @@ class Line:
 def lines_of(words: Iterable[Word]) -> list[Line]:
     """The page's lines top to bottom, each with its cells left to right."""
     rows: list[list[Word]] = []
+    middle = height = 0.0  # the current row's first word's: a row is one baseline's words
     for word in sorted(words, key=lambda w: (w.middle, w.x0)):
         if not word.text.strip():
             continue
-        row = rows[-1] if rows else None
-        if row is not None:
-            middle = median(w.middle for w in row)
-            if abs(word.middle - middle) <= 0.5 * min(word.height, median(w.height for w in row)):
-                row.append(word)
-                continue
+        if rows and abs(word.middle - middle) <= 0.5 * min(word.height, height):
+            rows[-1].append(word)
+            continue
         rows.append([word])
+        middle, height = word.middle, word.height
     return [Line(_cells(sorted(row, key=lambda w: w.x0))) for row in rows]
 
 

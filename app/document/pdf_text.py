@@ -12,6 +12,7 @@ Nothing read here leaves memory; pdfium calls are made under the reading module'
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,12 @@ from app.document.layout import Word
 _Char = tuple[str, float, float, float, float]
 """A character and its box: left, bottom, right, top (PDF units, y up)."""
 _INVISIBLE_MODES = (3, 7)
+_PROTOTYPE = ctypes.WINFUNCTYPE if sys.platform == "win32" else ctypes.CFUNCTYPE  # type: ignore[attr-defined]
+_TEXT_OBJECT = _PROTOTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(
+    ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value or 0
+)
+"""FPDFText_GetTextObject declared to return ``void *``: ctypes then gives a plain address, not
+a pointer object to cast for every character (pdfium's own stdcall on 32-bit Windows)."""
 _MAX_DEPTH = 8
 """Form XObjects nested deeper than this are not looked into."""
 _WHITE = 235
@@ -128,14 +135,15 @@ def _visible_chars(
     """Text object address -> its drawing order, or None when its text is not seen."""
     count = pdfium_c.FPDFText_CountChars(raw)
     text = _all_text(raw, count)
+    handle = ctypes.cast(raw, ctypes.c_void_p)
     for index in range(count):
         char = text[index] if text is not None else chr(pdfium_c.FPDFText_GetUnicode(raw, index))
         if char.isspace() or not char.isprintable():
             yield " ", 0, 0, 0, 0
             continue
-        obj = pdfium_c.FPDFText_GetTextObject(raw, index)
-        address = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        address = _TEXT_OBJECT(handle, index) or 0
         if address not in styles:
+            obj = pdfium_c.FPDFText_GetTextObject(raw, index)
             styles[address] = None if _unseen(obj) else orders.get(address, -1)
         order = styles[address]
         if order is None or not pdfium_c.FPDFText_GetLooseCharBox(raw, index, ctypes.byref(box)):
@@ -143,9 +151,11 @@ def _visible_chars(
         x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
         if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
             continue
-        if any(cover.hides(order, x, y) for cover in covers):
-            continue
-        yield char, box.left, box.bottom, box.right, box.top
+        for cover in covers:
+            if cover.hides(order, x, y):
+                break
+        else:
+            yield char, box.left, box.bottom, box.right, box.top
 
 
 def _all_text(raw: Any, count: int) -> str | None:
