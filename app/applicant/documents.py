@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any, Literal
 
 from app.applicant.money import minor_amount
+from app.document.compare import DocumentCheck
 from app.verify.flow import Outcome
 from app.verify.presentation import format_abn
 from app.verify.verdicts import RECORDABLE
@@ -112,6 +113,8 @@ class Document:
     """For an input with no code: which file, and why (plain words)."""
     payslip: Payslip | None = None
     """Its payslip facts, only when VERIFIED (a revoked payslip's figures are not shown)."""
+    document: DocumentCheck | None = field(default=None, repr=False)
+    """The document check of the page it was read from (PROTOCOL §13), if any."""
     barcode: str | None = field(default=None, repr=False, compare=False)
     """The payslip code checked, kept only to ask the service for this document's receipt
     (the set's verification record); only on a VERIFIED or NOT VERIFIED document of one code.
@@ -141,6 +144,7 @@ def document_of(
         detail=outcome.detail if outcome.verdict is None else None,
         payslip=payslip_of(result, with_employee=True) if verified and result else None,
         barcode=barcode if recordable else None,
+        document=outcome.document,
     )
 
 

@@ -22,7 +22,14 @@ from pathlib import Path
 
 from app.applicant.documents import Document, document_of, unreadable
 from app.inputs.reading import InputError, InputReading, read_input
-from app.verify.flow import Outcome, Verifier, is_payslip_code, refusal, verify_payloads
+from app.verify.flow import (
+    Outcome,
+    Verifier,
+    is_payslip_code,
+    refusal,
+    verify_payloads,
+    with_document_check,
+)
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 
 MAX_WORKERS = 6
@@ -68,7 +75,9 @@ def documents_of_reading(
     out: list[Document] = []
     for n, (payloads, disagreement) in enumerate(groups):
         refused = refusal(InputReading(kind=reading.kind, payloads=payloads))
-        outcome: Outcome = refused or verify_payloads(client, payloads, disagreement)
+        outcome: Outcome = refused or with_document_check(
+            verify_payloads(client, payloads, disagreement), reading
+        )
         name = label if len(groups) == 1 else f"{label} (payslip {n + 1})"
         code = payloads[0] if len(payloads) == 1 and is_payslip_code(payloads[0]) else None
         out.append(document_of(index, given, name, outcome, code))

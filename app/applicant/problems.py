@@ -15,6 +15,7 @@ from typing import Any
 class Check(StrEnum):
     NOT_A_PAYSLIP = "not_a_payslip"
     NOT_VERIFIED = "not_verified"
+    DOCUMENT_ALTERED = "document_altered"
     CANNOT_VERIFY = "cannot_verify"
     DUPLICATE = "duplicate"
     DIFFERENT_EMPLOYEE = "different_employee"
@@ -29,6 +30,7 @@ class Check(StrEnum):
 SENTENCES: dict[Check, str] = {
     Check.NOT_A_PAYSLIP: "{doc} holds no payslip code: {why}",
     Check.NOT_VERIFIED: "{doc} is NOT VERIFIED: {why}",
+    Check.DOCUMENT_ALTERED: "{doc} is NOT VERIFIED: {why}",
     Check.CANNOT_VERIFY: "{doc} could not be checked: {why}",
     Check.DUPLICATE: "{docs} are the same payslip, given more than once.",
     Check.DIFFERENT_EMPLOYEE: "{doc}, paid on {paid}, names {name}, not {other} as the other "
@@ -53,6 +55,8 @@ A document is named by its position in the list and its input (``doc``, ``previo
 NO_INCOME_BECAUSE: dict[Check, str] = {
     Check.NOT_A_PAYSLIP: "an input holds no payslip code, so the set is not complete",
     Check.NOT_VERIFIED: "a payslip is NOT VERIFIED, and the set with it proves nothing",
+    Check.DOCUMENT_ALTERED: "a payslip's printed figures were altered, and the set with it "
+    "proves nothing",
     Check.CANNOT_VERIFY: "not every payslip could be checked",
     Check.DUPLICATE: "a payslip was given more than once, so the set is not what it seems",
     Check.DIFFERENT_EMPLOYEE: "the payslips name different people, and an average of two "

@@ -54,6 +54,8 @@ def document_wire(doc: Document) -> dict[str, Any]:
     )
     if doc.verified and p is not None:
         out["employee_name"] = p.employee_name
+    if doc.document is not None:
+        out["document"] = doc.document.wire()
     return out
 
 

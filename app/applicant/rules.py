@@ -63,6 +63,10 @@ def _per_document(docs: Sequence[Document]) -> list[Problem]:
             why = doc.detail or INPUT_PROBLEMS.get(doc.reason, INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"])
             named = name_of(docs, index)
             problems.append(Problem.of(Check.NOT_A_PAYSLIP, (index,), doc=named, why=why))
+        elif doc.reason == "DOCUMENT_ALTERED" and doc.document is not None:
+            why = " ".join(doc.document.sentences())
+            named = name_of(docs, index)
+            problems.append(Problem.of(Check.DOCUMENT_ALTERED, (index,), doc=named, why=why))
         elif doc.verdict == Verdict.NOT_VERIFIED:
             why = meaning_of(doc.reason).words
             named = name_of(docs, index)

@@ -96,7 +96,7 @@ def stored_image_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[s
 
 
 @contextlib.contextmanager
-def _open_page(document: pdfium.PdfDocument, index: int) -> Iterator[pdfium.PdfPage | None]:
+def open_page(document: pdfium.PdfDocument, index: int) -> Iterator[pdfium.PdfPage | None]:
     """Page `index` under pdfium's lock (pdfium is not thread-safe), closed afterwards; None when
     pdfium cannot load it. Only the exception's type is logged: its message could quote document
     content."""
@@ -117,7 +117,7 @@ def _stored_images(document: pdfium.PdfDocument, index: int) -> Iterator[np.ndar
     """The page's images in grey; one that pdfium cannot load is skipped (pypdf or rendering may
     still read it)."""
     found: list[_Samples | _Bitmap] = []
-    with _open_page(document, index) as page:
+    with open_page(document, index) as page:
         if page is None:
             return
         for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
@@ -202,11 +202,37 @@ def _grey_on_white(pixels: np.ndarray, mode: str) -> np.ndarray | None:
     return grey
 
 
+def stored_page_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[list[str]]:
+    """QR texts in each page's stored images, page by page (which pages carry which badge)."""
+    return [
+        list(
+            dict.fromkeys(
+                text
+                for pixels in _stored_images(document, index)
+                for text in _decode_stored_image(pixels, decoder)
+            )
+        )
+        for index in range(len(document))
+    ]
+
+
+def render_grey(page: pdfium.PdfPage, dpi: float) -> np.ndarray | None:
+    """The page rendered in grey at ``dpi`` (coarser for a poster), under the caller's lock;
+    None when pdfium cannot render it."""
+    try:
+        width, height = page.get_size()
+        scale = min(dpi / 72, (MAX_RENDER_PIXELS / max(width * height, 1)) ** 0.5)
+        return _copied(page.render(scale=scale, grayscale=True)).pixels
+    except pdfium.PdfiumError as exc:
+        _log.debug("page not rendered: %s", type(exc).__name__)
+        return None
+
+
 def rendered_page_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[str]:
     """QR texts on the first pages rendered at 300 dpi (vector QRs, unusual image encodings)."""
     texts: list[str] = []
     for index in range(min(len(document), MAX_RENDERED_PAGES)):
-        with _open_page(document, index) as page:
+        with open_page(document, index) as page:
             if page is None:
                 continue
             try:

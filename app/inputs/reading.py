@@ -104,6 +104,8 @@ class InputReading:
     kind: Literal["pdf", "image", "text"]
     payloads: list[str]
     pdf: PdfReading | None = None
+    data: bytes | None = field(default=None, repr=False, compare=False)
+    """The file's bytes, in memory only, for the document check (PROTOCOL §13)."""
 
     @property
     def disagreement(self) -> bool:
@@ -154,12 +156,12 @@ def read_file(path: str | os.PathLike[str], decoder: Decoder | None = None) -> I
     decoder = decoder or decoder_chain()
     if _PDF_MAGIC in data[:1024]:
         pdf = _read_pdf_bytes(data, file.name, decoder)
-        return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf)
+        return InputReading(kind="pdf", payloads=pdf.payloads_to_verify(), pdf=pdf, data=data)
     try:
         texts = _decode_image_bytes(data, file.name, decoder)
     except InputError:
         raise InputError(_neither(file)) from None
-    return InputReading(kind="image", payloads=_payloads_to_verify(None, texts))
+    return InputReading(kind="image", payloads=_payloads_to_verify(None, texts), data=data)
 
 
 def _neither(file: Path) -> str:

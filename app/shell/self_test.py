@@ -1,6 +1,7 @@
 """`python -m app --self-test`: start the embedded service (demo instance), render a sample badge
-image and stamp a sample PDF, read both back through the real pipeline and verify them; then
-open Qt's own file dialog with the app's event filters installed and cancel it (issue 35)."""
+image and stamp a sample PDF, read both back through the real pipeline and verify them; read
+a drawn figure with the document check's OCR (its model must be bundled: nothing is downloaded);
+then open Qt's own file dialog with the app's event filters installed and cancel it (issue 35)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import time
 from io import BytesIO
 from pathlib import Path
 
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 from pypdf import PdfWriter
 
+from app.document import ocr
 from app.inputs.reading import read_input
 from app.shell.context import start_demo_context
 from app.shell.settings import SecretStore, Settings
@@ -27,6 +31,16 @@ def blank_pdf() -> bytes:
     buffer = BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
+
+
+def ocr_works() -> bool:
+    """The document check's OCR reads a drawn figure (its model is bundled and loads offline)."""
+    page = Image.new("L", (1400, 400), 255)
+    ImageDraw.Draw(page).text(
+        (80, 150), "Net Pay 4,280.90", fill=0, font=ImageFont.load_default(64)
+    )
+    words = ocr.read_words(np.asarray(page))
+    return words is not None and "4,280.90" in [w.text for w in words]
 
 
 def run() -> int:
@@ -46,6 +60,7 @@ def run() -> int:
                 outcome = verify_reading(context.verifier, read_input(str(path)))
                 ok = outcome.state == Verdict.VERIFIED and not outcome.disagreement
                 checks.append((name, ok))
+        checks.append(("OCR engine (document check)", ocr_works()))
         checks.append(("service health", context.verifier.healthz(context.service_url)))
     finally:
         context.close()

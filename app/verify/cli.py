@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from app.api import ApiClient
+from app.document.compare import compared_lines
 from app.inputs.reading import InputError, read_input
 from app.receipts.cli import save_receipt
 from app.shell.context import (
@@ -69,8 +70,16 @@ def exit_status(outcome: Outcome) -> int:
 
 def print_summary(outcome: Outcome, out: TextIO) -> None:
     print(f"{outcome.headline}: {outcome.explanation} {outcome.instruction}".rstrip(), file=out)
+    if outcome.reason == "DOCUMENT_ALTERED" and outcome.document is not None:
+        # The compared fields, registered and shown, and nothing else of the employee (§13).
+        print(f"\n{'':<15}{'Registered':<26}Shown on the page", file=out)
+        for label, registered, shown in compared_lines(outcome.document):
+            print(f"{label:<15}{registered:<26}{shown}", file=out)
+        return
     if not shows_payslip_data(outcome.verdict):
         return  # the one privacy rule: no payslip figures or employee data unless VERIFIED
+    if outcome.document_words:
+        print(f"\nDocument     {outcome.document_words}", file=out)
     for attempt in outcome.attempts:
         if attempt.result is None:
             continue

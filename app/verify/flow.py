@@ -11,10 +11,12 @@ not verified (PROTOCOL §3), whatever each half says on its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from app.api.errors import ApiError, unreachable_words
+from app.document.check import TEXT_CODE, check_image, check_pdf
+from app.document.compare import DocumentCheck
 from app.inputs.reading import InputReading
 from app.verify.presentation import shows_payslip_data, withheld_result
 from app.verify.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, meaning_of
@@ -62,6 +64,19 @@ class Outcome:
     attempts: list[Attempt] = field(default_factory=list)
     disagreement: bool = False
     detail: str | None = None
+    document: DocumentCheck | None = None
+    """The document check (PROTOCOL §13) of a PDF or an image whose code verified."""
+    compared: bool = True
+    """False for a code given as text: no page to compare (the result says so)."""
+
+    @property
+    def document_words(self) -> str | None:
+        """What the document check says, in one line; None when there was none to make."""
+        if self.document is not None:
+            return self.document.summary
+        if not self.compared and self.verdict == Verdict.VERIFIED:
+            return f"Compare the printed figures with these: {TEXT_CODE}."
+        return None
 
     @property
     def state(self) -> State:
@@ -85,6 +100,8 @@ class Outcome:
     def explanation(self) -> str:
         if self.verdict is None:
             return self.detail or INPUT_PROBLEMS[self.reason]
+        if self.reason == "DOCUMENT_ALTERED" and self.document is not None:
+            return " ".join(self.document.sentences())
         if self.reason == "SERVICE_UNREACHABLE" and self.attempts and self.attempts[0].detail:
             # How it failed and which address was tried ("refused", "did not answer in time").
             return self.attempts[0].detail
@@ -92,7 +109,9 @@ class Outcome:
 
     @property
     def instruction(self) -> str:
-        return "" if self.verdict is None else self.meaning.instruction
+        if self.verdict is None or (self.reason == "DOCUMENT_ALTERED" and self.document):
+            return ""  # the altered document's sentences end with what to do
+        return self.meaning.instruction
 
     @property
     def exit_status(self) -> int:
@@ -106,7 +125,10 @@ class Outcome:
 
     @property
     def code(self) -> str | None:
-        """The first error code the service (or the client) reported, if any."""
+        """The first error code the service (or the client) reported, if any; DOCUMENT_ALTERED
+        for a genuine code on an altered page."""
+        if self.reason == "DOCUMENT_ALTERED":
+            return self.reason
         return next((a.code for a in self.attempts if a.code), None)
 
     @property
@@ -129,10 +151,13 @@ class Outcome:
                     for a in self.attempts
                 ],
             }
+        document = {} if self.document is None else {"document": self.document.wire()}
         if self.result is not None:
             if shows_payslip_data(self.verdict):
-                return {**self.result.wire(), "verdict": verdict}
-            return {**withheld_result(self.result), "verdict": verdict, "reason": self.reason}
+                return {**self.result.wire(), "verdict": verdict, **document}
+            code = {"code": self.reason} if self.reason == "DOCUMENT_ALTERED" else {}
+            withheld = withheld_result(self.result)
+            return {**withheld, "verdict": verdict, "reason": self.reason, **code, **document}
         return {
             "verdict": verdict,
             "code": self.code or self.reason,
@@ -180,4 +205,22 @@ def verify_payloads(client: Verifier, payloads: list[str], disagreement: bool = 
 
 
 def verify_reading(client: Verifier, reading: InputReading) -> Outcome:
-    return verify_payloads(client, reading.payloads, reading.disagreement)
+    outcome = verify_payloads(client, reading.payloads, reading.disagreement)
+    return with_document_check(outcome, reading)
+
+
+def with_document_check(outcome: Outcome, reading: InputReading) -> Outcome:
+    """``outcome`` with the document check of the page(s) it was read from (PROTOCOL §13): a
+    VERIFIED code on an altered page becomes NOT VERIFIED, ``DOCUMENT_ALTERED``. A code given as
+    text has no page; a result that is not VERIFIED is not compared."""
+    if reading.kind == "text":
+        return replace(outcome, compared=False)
+    result = outcome.result
+    if outcome.reason != "VERIFIED" or result is None or reading.data is None:
+        return outcome
+    if reading.kind == "pdf":
+        document = check_pdf(reading.data, result)
+    else:
+        document = check_image(reading.data, result)
+    reason = "DOCUMENT_ALTERED" if document.status == "altered" else outcome.reason
+    return replace(outcome, reason=reason, document=document)

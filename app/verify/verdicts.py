@@ -147,6 +147,11 @@ _APP_OUTCOMES: dict[str, Meaning] = {
         "The payroll provider has revoked this payslip. Ask the employee for the current one.",
         _REJECT,
     ),
+    "DOCUMENT_ALTERED": Meaning(
+        Verdict.NOT_VERIFIED,
+        "The printed figures differ from the registered payslip: this copy was altered.",
+        _REJECT,
+    ),
     "CONFLICTING_CODES": Meaning(
         Verdict.NOT_VERIFIED,
         "The PDF's hidden payslip data and its printed code name different payslips: the "

@@ -130,6 +130,7 @@ def test_the_three_verdicts_mean_one_thing_each() -> None:
         "KEY_VERSION_UNAVAILABLE",
         "VALIDATION_FAILED",
         "CONFLICTING_CODES",
+        "DOCUMENT_ALTERED",
     }
     assert {c for c, m in MEANINGS.items() if m.verdict == Verdict.VERIFIED} == {"VERIFIED"}
     for code in (
