@@ -219,8 +219,9 @@ def test_an_applicant_set_with_an_altered_copy(
     assert out.returncode == 1, out.stdout + out.stderr
     body = json.loads(out.stdout)
     assert body["verdict"] == "NOT VERIFIED"
-    # the altered copy's figures take no part in the income: the genuine one's alone
-    assert body["income"]["gross_per_year_minor"] == 384615 * 26
+    # PROTOCOL §10: a set that is NOT VERIFIED proves no income (the altered copy's figures
+    # take no part in any check either)
+    assert body["income"] is None
     first, second = body["documents"]
     assert first["verdict"] == "VERIFIED" and first["document"]["status"] == "matches"
     assert second["verdict"] == "NOT VERIFIED" and second["code"] == "DOCUMENT_ALTERED"
@@ -230,6 +231,6 @@ def test_an_applicant_set_with_an_altered_copy(
     problem = body["problems"][0]
     assert problem["documents"] == [1]
     assert problem["message"] == (
-        "two.pdf is NOT VERIFIED: The page shows gross pay 5,846.15 AUD; the registered "
+        "#2 two.pdf is NOT VERIFIED: The page shows gross pay 5,846.15 AUD; the registered "
         "payslip says 3,846.15 AUD. This copy was altered: do not accept it."
     )
