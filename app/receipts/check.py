@@ -31,6 +31,7 @@ import jwt
 from pydantic import ValidationError
 
 from app.api.trust import public_trust
+from app.inputs.reading import InputReading
 from app.verify.presentation import long_date, money
 from app.verify.verdicts import HEADLINES, meaning_of
 from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
@@ -75,6 +76,15 @@ def receipts_in(texts: list[str]) -> list[str]:
     """Every distinct receipt among the texts one input yielded, in order (an applicant's
     record carries one per payslip)."""
     return list(dict.fromkeys(t.strip() for t in texts if looks_like_receipt(t)))
+
+
+def receipts_on(reading: InputReading | None) -> list[str]:
+    """Every receipt one read input holds, its PDF's pages too (an applicant's record carries
+    one per payslip, and a reading keeps only the first text of a page)."""
+    if reading is None:
+        return []
+    pages = reading.pdf.page_payloads if reading.pdf is not None else []
+    return receipts_in([*reading.payloads, *pages])
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from app.applicant.gather import Reader, check_input
 from app.applicant.rules import SetCheck, check_set
 from app.inputs.reading import InputReading, read_file
 from app.shell.context import AppContext
-from app.ui.applicant_record import attach_set_record
+from app.ui.applicant_record import SetRecordButton
 from app.ui.applicant_table import DocumentTable, Row, checking_cells, document_cells
 from app.ui.applicant_view import IncomeBox, SetBanner
 from app.ui.card_parts import plain_label
@@ -100,7 +100,7 @@ class ApplicantPanel(QWidget):
         outer.addWidget(scroll, 1)
         self.name_field.textChanged.connect(self._name_changed)
         self.income.amount.textChanged.connect(self._touch)
-        self.record = attach_set_record(self)
+        self.record = SetRecordButton(context, tasks, self.record_row, self)
         self._refresh()
 
     def _build_bar(self) -> QHBoxLayout:
@@ -252,6 +252,7 @@ class ApplicantPanel(QWidget):
                 self.check.verdict,
                 len(self.check.problems),
             )
+        self.record.show_for(self.check, self._generation, self.name_field.text().strip() or None)
         self.updated.emit()
 
     def clear_all(self) -> None:

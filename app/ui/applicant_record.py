@@ -14,21 +14,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFileDialog, QSizePolicy
+from PySide6.QtWidgets import QBoxLayout, QFileDialog, QSizePolicy, QWidget
 
 from app.applicant.documents import Document
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import fetch_receipts, wants_receipt
 from app.receipts.record_pdf import desk_name, page_size_for
 from app.receipts.set_record_pdf import write_set_record
+from app.shell.context import AppContext
 from app.ui.card_parts import plain_label
 from app.ui.record_button import SAVE_TEXT, not_saved_sentence, record_button
-
-if TYPE_CHECKING:
-    from app.ui.applicant_panel import ApplicantPanel
+from app.ui.tasks import TaskRunner
 
 log = logging.getLogger("app.applicant")
 
@@ -59,15 +58,21 @@ def recordable(documents: Sequence[Document]) -> bool:
 
 
 class SetRecordButton(QObject):
-    """The page's record button. Signals: ``saved(str)`` (the path) and ``save_failed(str)``
-    (one plain sentence)."""
+    """The page's record button, given what it needs rather than the page: the desk's context and
+    task runner, the row under the verdict to sit in, and (through :meth:`show_for`) the set as
+    it stands. Signals: ``saved(str)`` (the path) and ``save_failed(str)`` (one plain
+    sentence)."""
 
     saved = Signal(str)
     save_failed = Signal(str)
 
-    def __init__(self, panel: ApplicantPanel) -> None:
-        super().__init__(panel)
-        self.panel = panel
+    def __init__(
+        self, context: AppContext, tasks: TaskRunner, row: QBoxLayout, parent: QWidget
+    ) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.tasks = tasks
+        self._dialog_parent = parent
         self.button = record_button(
             "saveSetRecordButton",
             "One PDF for this applicant: the verdict, problems, income and each payslip's "
@@ -77,19 +82,22 @@ class SetRecordButton(QObject):
         # Under the verdict, not in the title bar: the bar's three buttons and title already fill
         # the narrowest window (1366x768 at 150 %), and a fourth widened it (issue 35).
         self.button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        panel.record_row.addWidget(self.button)
+        row.addWidget(self.button)
         self.notice = plain_label("", "recordNotice", wrap=True)
         self.notice.hide()
-        panel.record_row.addWidget(self.notice, 1)
-        panel.record_row.addStretch(0)
+        row.addWidget(self.notice, 1)
+        row.addStretch(0)
+        self._check: SetCheck | None = None
+        self._generation = 0
+        self._applicant: str | None = None
         self._saving_generation: int | None = None
-        panel.updated.connect(self._refresh)
 
-    def _refresh(self) -> None:
-        check = self.panel.check
-        show = check is not None and recordable(check.documents)
-        self.button.setVisible(show)
-        if self._saving_generation != self.panel.generation:  # not saving this set now
+    def show_for(self, check: SetCheck | None, generation: int, applicant: str | None) -> None:
+        """The set changed: ``check`` is its decision (None while incomplete), ``generation``
+        the page's count of fresh starts (a save of an older set says nothing on this one)."""
+        self._check, self._generation, self._applicant = check, generation, applicant
+        self.button.setVisible(check is not None and recordable(check.documents))
+        if self._saving_generation != generation:  # not saving this set now
             self._saving_generation = None
             self.button.setEnabled(True)
             self.button.setText(SAVE_TEXT)
@@ -97,35 +105,34 @@ class SetRecordButton(QObject):
 
     def save(self, path: str | None = None) -> None:
         """Ask where (unless `path`), then get the receipts and write the record off-thread."""
-        check = self.panel.check
+        check = self._check
         if check is None or self._saving_generation is not None:
             return
         if path is None:
             path, _ = QFileDialog.getSaveFileName(
-                self.panel,
+                self._dialog_parent,
                 "Save the applicant's verification record",
                 str(Path.home() / "verification-record-applicant.pdf"),
                 "PDF (*.pdf)",
             )
             if not path:
                 return
-        context = self.panel.context
-        client = context.verifier
-        desk = desk_name(context.settings.extra)
-        applicant = self.panel.name_field.text().strip() or None
+        client = self.context.verifier
+        desk = desk_name(self.context.settings.extra)
+        applicant = self._applicant
         page = page_size_for()
         chosen = path
-        self._saving_generation = generation = self.panel.generation
+        self._saving_generation = generation = self._generation
         self.button.setEnabled(False)
         self.button.setText("Saving…")
-        self.panel.tasks.run(
+        self.tasks.run(
             lambda: make_set_record(client, check, chosen, desk, applicant, page),
             lambda done: self._saved(generation, done),
             lambda exc: self._failed(generation, exc),
         )
 
     def _saved(self, generation: int, path: str) -> None:
-        if generation == self.panel.generation:
+        if generation == self._generation:
             self._saving_generation = None
             self.button.setEnabled(True)
             self.button.setText("Record saved")
@@ -138,7 +145,7 @@ class SetRecordButton(QObject):
         sentence = not_saved_sentence(
             exc, str(exc) if missing else "something went wrong while making it"
         )
-        if generation == self.panel.generation:
+        if generation == self._generation:
             self._saving_generation = None
             self.button.setEnabled(True)
             self.button.setText(SAVE_TEXT)
@@ -148,8 +155,3 @@ class SetRecordButton(QObject):
     def _say(self, sentence: str) -> None:
         self.notice.setText(sentence)
         self.notice.show()
-
-
-def attach_set_record(panel: ApplicantPanel) -> SetRecordButton:
-    """Give the applicant check page its record button."""
-    return SetRecordButton(panel)

@@ -143,6 +143,10 @@ class ResultCard(QWidget):
     def set_countdown(self, seconds: int | None) -> None:
         self.banner.countdown.setText("" if seconds is None else f"Clears in {seconds} s")
 
+    def add_action(self, button: QPushButton) -> None:
+        """A collaborator's button on the verdict panel's bottom row (it shows and hides it)."""
+        self.banner.add_action(button)
+
     def set_hint(self, text: str) -> None:
         """A small note inside the panel (another code in view); empty hides it."""
         self.banner.hint.setText(text)

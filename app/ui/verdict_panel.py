@@ -108,7 +108,7 @@ class Banner(QFrame):
         outer.addWidget(self.facts)
         outer.addStretch(1)
 
-        bottom = QHBoxLayout()
+        self._bottom = bottom = QHBoxLayout()
         bottom.setSpacing(12)
         self.retry_button = QPushButton("Try again")
         self.retry_button.setObjectName("retryButton")
@@ -131,6 +131,10 @@ class Banner(QFrame):
         bottom.addWidget(self.next_button)
         outer.addLayout(bottom)
         self._restyle()
+
+    def add_action(self, button: QWidget) -> None:
+        """One more button on the bottom row, after Try again (the verification record's)."""
+        self._bottom.insertWidget(1, button)
 
     def show_verdict(self, tone: Tone, headline: str, instruction: str, text: str) -> None:
         self._tone = tone

@@ -80,6 +80,7 @@ class VerifyPipeline(QObject):
         self._generation += 1
         generation = self._generation
         self.last_reader = reader
+        self.last_reading = None
         self._pending = True
         self._watchdog.stop()
         self.tasks.run(

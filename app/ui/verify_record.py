@@ -1,15 +1,15 @@
 """Verification records on the verify screen (issue 23, PROTOCOL §11).
 
-Two things, attached to a :class:`~app.ui.verify_screen.VerifyScreen` without changing how it
-verifies:
+Two things the verify screen is given (a collaborator with a narrow API: it never reaches into
+the screen; the screen says when a result is shown, when it goes, and which receipts to check):
 
 * After a VERIFIED or NOT VERIFIED result, "Save verification record..." asks the service for a
   signed receipt of the same code and writes the one-page record PDF
   (:mod:`app.receipts.record_pdf`).
   Not in kiosk mode, which opens no file dialogs. CANNOT VERIFY has nothing to record.
 * A verification record that is dropped, opened, typed by a USB scanner or seen by the camera is
-  no payslip code, so the screen refuses it as such; this module then checks the receipt it
-  holds against the service's published keys and says, instead of "not a payslip code",
+  no payslip code; the screen hands the receipts it holds to :meth:`RecordDesk.check`, which
+  checks them against the service's published keys and says, instead of "not a payslip code",
   "Verification record: genuine, made on ... by ..." (or that it was altered).
 
 Both talk to the service over HTTP off the GUI thread; nothing of a record is logged or kept.
@@ -19,30 +19,29 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jwt
-from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QBoxLayout, QFileDialog, QWidget
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QLabel, QWidget
 
 from app.receipts.check import (
     JWKS_PATH,
     ReceiptCheck,
     check_receipt,
     load_jwks,
-    looks_like_receipt,
     made_at,
-    receipts_in,
     verdict_words,
 )
 from app.receipts.record_pdf import desk_name, page_size_for, write_record
+from app.shell.context import AppContext
 from app.ui.record_button import SAVE_TEXT, not_saved_sentence, record_button
-from app.verify.flow import is_payslip_code
+from app.ui.result_card import ResultCard
+from app.ui.tasks import TaskRunner
+from app.ui.verify_pipeline import Reader
+from app.verify.flow import Outcome, is_payslip_code
 from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims
-
-if TYPE_CHECKING:
-    from app.ui.verify_screen import VerifyScreen
 
 log = logging.getLogger("app.verify")
 
@@ -117,6 +116,11 @@ def record_sentence(checked: ReceiptCheck) -> str:
 class RecordDesk(QObject):
     """The screen's record button and record recognition.
 
+    Given the desk's context and task runner, the result card (its button goes on the card's
+    bottom row through :meth:`ResultCard.add_action`) and the notice line the refusals are said
+    in. The screen tells it :meth:`offer` (a result is shown), :meth:`withdraw` (it is gone or a
+    new check started) and :meth:`check` (receipts found in a refused input).
+
     Signals:
         saved(str): a record PDF was written (its path).
         save_failed(str): it could not be (one plain sentence).
@@ -128,64 +132,71 @@ class RecordDesk(QObject):
     save_failed = Signal(str)
     record_checked = Signal(str)
 
-    def __init__(self, screen: VerifyScreen) -> None:
-        super().__init__(screen)
-        self.screen = screen
+    def __init__(
+        self,
+        context: AppContext,
+        tasks: TaskRunner,
+        card: ResultCard,
+        notice: QLabel,
+        *,
+        kiosk: bool,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.tasks = tasks
+        self.card = card
+        self.notice = notice
+        self.kiosk = kiosk
+        self._dialog_parent = parent
+        self._reader: Reader | None = None
         self.button = record_button(
             "saveRecordButton",
             "A one-page PDF with a receipt signed by the service, to keep on file",
             self.save,
         )
-        banner = screen.card.banner
-        outer = banner.layout()
-        assert outer is not None
-        last = outer.itemAt(outer.count() - 1)
-        assert last is not None
-        bottom = last.layout()
-        assert isinstance(bottom, QBoxLayout)
-        bottom.insertWidget(1, self.button)
-        self._from_pipeline: list[str] = []
-        self._from_camera: str | None = None
-        screen.card.shown.connect(self._shown)
-        screen.verification_started.connect(self.button.hide)
-        screen.result_cleared.connect(self.button.hide)
-        screen.pipeline.refused.connect(self._pipeline_refused)
-        screen.camera.code_read.connect(self._camera_read)
-        screen.input_refused.connect(self._refused)
+        card.add_action(self.button)
 
     # -- saving ---------------------------------------------------------------------------------
 
-    def _shown(self, verdict: str) -> None:
-        wanted = verdict in RECORDABLE and not self.screen.kiosk
-        outcome = self.screen.card.outcome
-        self.button.setVisible(wanted and outcome is not None and not outcome.disagreement)
+    def offer(self, outcome: Outcome, reader: Reader | None) -> None:
+        """A result is on the card: offer its record when the verdict is one to keep on file
+        (``reader`` reads the input again when the record is made)."""
+        wanted = outcome.verdict in RECORDABLE and not self.kiosk and reader is not None
+        self._reader = reader
+        self.button.setVisible(wanted and not outcome.disagreement)
         self.button.setEnabled(True)
         self.button.setText(SAVE_TEXT)
-        _relayout(self.screen.card.banner, self.screen.card)
+        _relayout(self.card.banner, self.card)
+
+    def withdraw(self) -> None:
+        """The result is gone (or a new check started): nothing to record."""
+        self._reader = None
+        self.button.hide()
 
     def save(self, path: str | None = None) -> None:
         """Ask where (unless `path`), then get the receipt and write the record off-thread."""
-        reader = self.screen.pipeline.last_reader
+        reader = self._reader
         if reader is None:
             return
         if path is None:
-            reference = self.screen.card.outcome and self.screen.card.outcome.result
+            reference = self.card.outcome and self.card.outcome.result
             stem = reference.service_reference[:8] if reference else "payslip"
             path, _ = QFileDialog.getSaveFileName(
-                self.screen,
+                self._dialog_parent,
                 "Save verification record",
                 str(Path.home() / f"verification-record-{stem}.pdf"),
                 "PDF (*.pdf)",
             )
             if not path:
                 return
-        client = self.screen.context.verifier
-        desk = desk_name(self.screen.context.settings.extra)
+        client = self.context.verifier
+        desk = desk_name(self.context.settings.extra)
         page = page_size_for()
         chosen = path
         self.button.setEnabled(False)
         self.button.setText("Saving…")
-        self.screen.tasks.run(
+        self.tasks.run(
             lambda: make_record(reader, client, chosen, desk, page),
             self._saved,
             self._failed,
@@ -193,7 +204,7 @@ class RecordDesk(QObject):
 
     def _saved(self, path: str) -> None:
         self.button.setText("Record saved")
-        self.screen.card.set_hint(f"Verification record saved as {Path(path).name}")
+        self.card.set_hint(f"Verification record saved as {Path(path).name}")
         self.saved.emit(path)
 
     def _failed(self, exc: Exception) -> None:
@@ -201,55 +212,27 @@ class RecordDesk(QObject):
         self.button.setEnabled(True)
         self.button.setText(SAVE_TEXT)
         sentence = not_saved_sentence(exc, "the payslip code could not be read again")
-        self.screen.card.set_hint(sentence)
+        self.card.set_hint(sentence)
         self.save_failed.emit(sentence)
 
     # -- recognising a record -------------------------------------------------------------------
 
-    def _pipeline_refused(self, _outcome: object, _source: str) -> None:
-        reading = getattr(self.screen.pipeline, "last_reading", None)
-        if reading is None:
-            self._from_pipeline = []
-            return
-        # An applicant's record has a receipt per payslip: every QR on its pages, not only the
-        # first text the reading kept.
-        pages = reading.pdf.page_payloads if reading.pdf is not None else []
-        self._from_pipeline = receipts_in([*reading.payloads, *pages])
-
-    def _camera_read(self, text: str) -> None:
-        self._from_camera = text.strip() if looks_like_receipt(text) else None
-        QTimer.singleShot(0, self._forget_camera)
-
-    def _forget_camera(self) -> None:
-        self._from_camera = None
-
-    def _refused(self, _reason: str) -> None:
-        """The screen refused an input and said so in its amber notice; a record in it is looked
-        at next (and the notice recoloured for what the record turns out to be)."""
-        _tone(self.screen.notice, "")
-        QTimer.singleShot(0, self._look)
-
-    def _look(self) -> None:
-        refused = self.screen.refused_text
-        self.screen.refused_text = None
-        typed = (refused or self.screen.code_field.text()).strip()
-        found = (
-            self._from_pipeline
-            or [text for text in (self._from_camera, typed) if text and looks_like_receipt(text)][
-                :1
-            ]
-        )
-        self._from_pipeline = []
+    def check(self, receipts: list[str]) -> None:
+        """The screen refused an input and said so in its amber notice: check the receipts it
+        held (none: the plain refusal stands) and recolour the notice for what they turn out
+        to be."""
+        _tone(self.notice, "")
+        found = list(receipts)
         if not found:
             return
         self._say("Checking the verification record…", "checking")
-        url = self.screen.context.service_url.rstrip("/") + JWKS_PATH
+        url = self.context.service_url.rstrip("/") + JWKS_PATH
 
         def check_all() -> list[ReceiptCheck]:
             jwks = load_jwks(url)  # one fetch of the keys for every receipt on the record
             return [check_receipt(receipt, jwks) for receipt in found]
 
-        self.screen.tasks.run(check_all, self._checked, self._not_checked)
+        self.tasks.run(check_all, self._checked, self._not_checked)
 
     def _checked(self, checks: list[ReceiptCheck]) -> None:
         sentence, state = records_sentence(checks)
@@ -268,12 +251,12 @@ class RecordDesk(QObject):
         """Say it in the notice, coloured by what the record is: a genuine record in the
         verified green, an altered one in red, one that cannot be checked in the warning amber
         (issue 35: a genuine record was shown in the amber "this is no payslip code" box)."""
-        notice = self.screen.notice
+        notice = self.notice
         _tone(notice, tone)
         notice.setText(sentence)
         notice.show()
         widget = notice.parentWidget()
-        while widget is not None and widget is not self.screen.parentWidget():
+        while widget is not None and not widget.isWindow():
             _relayout(widget)
             widget = widget.parentWidget()
 
@@ -292,8 +275,3 @@ def _relayout(*widgets: QWidget) -> None:
         if layout is not None:
             layout.invalidate()
             layout.activate()
-
-
-def attach_records(screen: VerifyScreen) -> RecordDesk:
-    """Give the verify screen its record button and record recognition."""
-    return RecordDesk(screen)

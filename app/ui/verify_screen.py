@@ -7,11 +7,9 @@ scanner "types" the code and presses Enter wherever the focus is: into the code 
 the typed-text path, anywhere else :class:`~app.ui.wedge_scanner.WedgeScanner` tells the fast
 burst from typing and hands it to :meth:`VerifyScreen.scanned` (held like a camera read while a
 result shows; Next checks it). This module decides what each input leads to and wires the
-screen's parts together: :mod:`~app.ui.verify_pipeline` runs one verification at a time off
-the GUI thread and drops answers that arrive after the operator moved on (Next, Esc, a newer scan);
-:mod:`~app.ui.verify_result` shows the card and holds it; :mod:`~app.ui.verify_camera` runs the
-camera and its preview; :mod:`~app.ui.verify_health` keeps the service line current;
-:mod:`~app.ui.scan_page` holds the waiting state's widgets.
+screen's parts together: the pipeline (one check at a time, off the GUI thread, stale answers
+dropped), the result page, the camera feed, the service line, the scan page, and the record
+desk (:mod:`~app.ui.verify_record`), which it tells what to offer and what to check.
 
 A result holds: it stays on screen for ``settings.idle_timeout`` seconds (countdown on the card)
 or until Next/Esc, whatever the camera sees meanwhile. Camera reads while a result is shown or
@@ -59,6 +57,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.inputs.reading import InputReading, read_file
+from app.receipts.check import receipts_in, receipts_on
 from app.shell.context import AppContext
 from app.ui.applicant_panel import install_applicant_check
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener
@@ -73,7 +72,7 @@ from app.ui.verify_camera import CameraFeed
 from app.ui.verify_health import ServiceHealth
 from app.ui.verify_inputs import accept_file_drag, dropped_files, sample_reading
 from app.ui.verify_pipeline import Reader, VerifyPipeline
-from app.ui.verify_record import attach_records
+from app.ui.verify_record import RecordDesk
 from app.ui.verify_result import SCANNED_HINT, ResultPage
 from app.ui.wedge_scanner import WedgeScanner
 from app.verify.flow import Outcome, is_payslip_code
@@ -128,7 +127,6 @@ class VerifyScreen(QWidget):
         self.setAcceptDrops(True)
         self._another_in_view = False
         self._held_scan: str | None = None
-        self.refused_text: str | None = None  # the last text that was not a payslip code
         self._pin_guard = PinGuard(context.settings)
         self.sound = VerdictSound(lambda: bool(context.settings.verdict_sound))
         self.health = ServiceHealth(context, tasks, self, name_address=not kiosk)
@@ -136,7 +134,7 @@ class VerifyScreen(QWidget):
         self.pipeline = VerifyPipeline(context, tasks, self)
         self.pipeline.started.connect(self.verification_started)
         self.pipeline.slow.connect(self._still_waiting)
-        self.pipeline.refused.connect(self._refuse)
+        self.pipeline.refused.connect(self._refused_reading)
         self.pipeline.answered.connect(self._show)
 
         outer = QVBoxLayout(self)
@@ -176,7 +174,8 @@ class VerifyScreen(QWidget):
         self.wedge = WedgeScanner(self)
         self.wedge.scanned.connect(self.scanned)
         self._set_tab_order()
-        self.records = attach_records(self)  # save a verification record; recognise one
+        # Saves a verification record of a result; checks a record that was refused as no code.
+        self.records = RecordDesk(context, tasks, self.card, self.notice, kiosk=kiosk, parent=self)
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -253,10 +252,8 @@ class VerifyScreen(QWidget):
 
     def _check_text(self, text: str, source: str) -> None:
         if not is_payslip_code(text):
-            # Kept for a moment: a verification record's receipt is recognised in it
-            # (app.ui.verify_record), whether typed, pasted or scanned.
-            self.refused_text = text
-            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), source)
+            # A verification record's receipt is recognised in it, typed, pasted or scanned.
+            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), source, receipts_in([text]))
             self.code_field.selectAll()
             return
         self._verify(lambda: InputReading(kind="text", payloads=[text]), source)
@@ -327,7 +324,7 @@ class VerifyScreen(QWidget):
             self.result_page.note_another_code()
             return
         if not is_payslip_code(text):
-            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "camera")
+            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "camera", receipts_in([text]))
             return
         self._verify(lambda: InputReading(kind="image", payloads=[text]), "camera")
 
@@ -338,6 +335,7 @@ class VerifyScreen(QWidget):
         self._another_in_view = False
         self._held_scan = None
         self.notice.hide()
+        self.records.withdraw()
         self.result_page.show_pending()
         self.pages.setCurrentWidget(self.result_page)
         self.result_page.fit()
@@ -352,8 +350,14 @@ class VerifyScreen(QWidget):
     def _still_waiting(self) -> None:
         self.result_page.show_pending(slow=True)
 
-    def _refuse(self, outcome: Outcome, source: str) -> None:
-        """No verdict: back to the scan page with one plain line; nothing was sent."""
+    def _refused_reading(self, outcome: Outcome, source: str) -> None:
+        """The pipeline found no payslip code in what it read: every receipt on the input's
+        pages (an applicant's record has one per payslip) is a verification record's."""
+        self._refuse(outcome, source, receipts_on(self.pipeline.last_reading))
+
+    def _refuse(self, outcome: Outcome, source: str, receipts: list[str] | None = None) -> None:
+        """No verdict: back to the scan page with one plain line; nothing was sent. A
+        verification record's ``receipts`` are then checked in that line."""
         log.info("verify source=%s refused: %s", source, outcome.reason)
         self.pipeline.cancel()
         self.result_page.clear()
@@ -362,11 +366,13 @@ class VerifyScreen(QWidget):
         self.notice.show()
         self.code_field.setFocus()
         self.input_refused.emit(outcome.reason)
+        self.records.check(receipts or [])
 
     def _show(self, outcome: Outcome) -> None:
         self.pages.setCurrentWidget(self.result_page)
         seconds = max(1, int(self.context.settings.idle_timeout))
         self.result_page.show_outcome(outcome, seconds, another_in_view=self._another_in_view)
+        self.records.offer(outcome, self.pipeline.last_reader)
         if self._held_scan is not None:
             self.result_page.note_another_code(SCANNED_HINT)
         if outcome.verdict is not None:
@@ -383,6 +389,7 @@ class VerifyScreen(QWidget):
         self._another_in_view = False
         self._held_scan = None
         self.notice.hide()
+        self.records.withdraw()
         self.result_page.clear()
         # setText, not clear(): clear() is undoable, and Ctrl+Z would bring the last code back.
         self.code_field.setText("")
