@@ -20,7 +20,6 @@ same (PROTOCOL §11).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,7 @@ import jwt
 from pydantic import ValidationError
 
 from app.api.trust import public_trust
+from app.inputs.classify import JWS_FORM, looks_like_receipt, receipts_in
 from app.inputs.reading import InputReading
 from app.verify.presentation import long_date, money
 from app.verify.verdicts import HEADLINES, meaning_of
@@ -45,8 +45,6 @@ REVOKED_KEY = (
     "The key that signed this receipt was revoked after a leak; a genuine receipt from before "
     "the leak cannot be told from a forgery: verify the payslip again."
 )
-_JWS = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
-MAX_RECEIPT_CHARS = 8192
 
 State = Literal["genuine", "altered", "cannot_check"]
 EXIT_STATUS: dict[State, int] = {"genuine": 0, "altered": 1, "cannot_check": 2}
@@ -56,26 +54,9 @@ class ReceiptError(Exception):
     """The receipt or the keys cannot be had; the message is one plain line."""
 
 
-def looks_like_receipt(text: str) -> bool:
-    """A compact JWS whose header says it is a receipt (not checked: see `check_receipt`)."""
-    text = text.strip()
-    if len(text) > MAX_RECEIPT_CHARS or not _JWS.match(text):
-        return False
-    try:
-        return jwt.get_unverified_header(text).get("typ") == RECEIPT_TYPE
-    except jwt.PyJWTError:
-        return False
-
-
 def receipt_in(payloads: list[str]) -> str | None:
     """The first receipt among the texts one input yielded (a record's QR, a .jws file)."""
     return next((p.strip() for p in payloads if looks_like_receipt(p)), None)
-
-
-def receipts_in(texts: list[str]) -> list[str]:
-    """Every distinct receipt among the texts one input yielded, in order (an applicant's
-    record carries one per payslip)."""
-    return list(dict.fromkeys(t.strip() for t in texts if looks_like_receipt(t)))
 
 
 def receipts_on(reading: InputReading | None) -> list[str]:
@@ -103,7 +84,7 @@ class ReceiptCheck:
 def check_receipt(receipt: str, jwks: dict[str, Any]) -> ReceiptCheck:
     """Check `receipt` against the published keys `jwks` (a JWKS object)."""
     text = receipt.strip()
-    if not _JWS.match(text):
+    if not JWS_FORM.match(text):
         return ReceiptCheck("altered", "This is not a verification receipt.")
     try:
         header = jwt.get_unverified_header(text)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol, TextIO
 
 from app.api.errors import ApiError
+from app.inputs.classify import looks_like_receipt, receipts_in
 from app.inputs.reading import InputError, read_file
 from app.receipts.check import (
     JWKS_PATH,
@@ -26,10 +27,8 @@ from app.receipts.check import (
     check_receipt,
     claim_lines,
     load_jwks,
-    looks_like_receipt,
-    receipts_in,
 )
-from app.verify.flow import Outcome, is_payslip_code
+from app.verify.flow import Outcome
 from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims, ReceiptResult
 
@@ -138,9 +137,7 @@ class ReceiptMaker(Protocol):
     def receipt(self, barcode: str) -> ReceiptResult: ...
 
 
-def save_receipt(
-    client: ReceiptMaker, outcome: Outcome, payloads: list[str], path: str
-) -> str | None:
+def save_receipt(client: ReceiptMaker, outcome: Outcome, path: str) -> str | None:
     """Ask the service for a receipt of the check just made and write its JWS to `path`.
 
     Only for a verdict about one payslip code (VERIFIED or NOT VERIFIED): a check that could not
@@ -149,11 +146,11 @@ def save_receipt(
     service found at that moment."""
     if outcome.verdict not in RECORDABLE or outcome.disagreement:
         return "NO_RECEIPT: a receipt records a verdict about one payslip code; there is none"
-    payload = next((p for p in payloads if is_payslip_code(p)), None)
-    if payload is None:
+    sent = outcome.sent  # the code the check sent, not read again
+    if sent is None:
         return "NO_RECEIPT: no payslip code was checked"
     try:
-        answer = client.receipt(payload)
+        answer = client.receipt(sent.text)
     except ApiError as exc:
         return f"NO_RECEIPT: {exc.code}: the service made no receipt"
     try:

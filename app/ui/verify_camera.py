@@ -4,11 +4,14 @@ Kept apart from the screen because its life follows other things than a verifica
 camera starts when the screen is shown, stops when another screen is chosen or the settings
 dialog borrows it (most cameras cannot be opened twice), and keeps retrying while it is
 unplugged. The scanner itself (capture, decoding, debounce) runs in its own thread, see
-:mod:`app.ui.camera_worker`; this class only wires it to the page's preview and status line and
-passes accepted codes on. What a code leads to is the screen's business.
+:mod:`app.ui.camera_worker`; this class only wires it to the page's preview and status line, and
+its one code signal straight to the screen's ``on_code`` (no relay). What a code leads to is the
+screen's business.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
@@ -25,12 +28,13 @@ class CameraFeed(QObject):
     ``opener`` (a scripted or recorded camera for tests and the bench) replaces the camera named
     in ``settings.camera``; ``enabled`` False never starts one.
 
+    ``on_code`` is called on the GUI thread with each code the scanner accepts (debounced; held
+    until :meth:`release`).
+
     Signals:
-        code_read(str): the scanner accepted a code (debounced; held until :meth:`release`).
         state(str): "ready" or "lost" when the camera opens or disappears.
     """
 
-    code_read = Signal(str)
     state = Signal(str)
 
     def __init__(
@@ -38,6 +42,7 @@ class CameraFeed(QObject):
         settings: Settings,
         preview: QLabel,
         status: QLabel,
+        on_code: Callable[[str], None],
         *,
         opener: SourceOpener | None,
         decode_every: int,
@@ -49,6 +54,7 @@ class CameraFeed(QObject):
         self.settings = settings
         self.preview = preview
         self.status = status
+        self._on_code = on_code
         self.enabled = enabled
         self.scanner: CameraScanner | None = None
         self._opener = opener
@@ -64,7 +70,7 @@ class CameraFeed(QObject):
             opener, decode_every=self._decode_every, retry_ms=self._retry_ms, parent=self
         )
         scanner.preview.connect(self._show_preview)
-        scanner.code_accepted.connect(self.code_read)
+        scanner.code_accepted.connect(self._on_code)
         scanner.camera_ready.connect(self._ready)
         scanner.camera_lost.connect(self._lost)
         self.scanner = scanner

@@ -1,9 +1,11 @@
 """One verification at a time, off the GUI thread, and never a stale or a late result.
 
-The verify screen hands over a *reader* (a callable that turns the input into an
-:class:`~app.inputs.reading.InputReading`: read a file, decode a photo, or just wrap typed text).
-Reading and then calling the service (:func:`app.verify.flow.verify_reading`, shared with the
-CLI) run on the :class:`TaskRunner`. Each request carries a generation number; anything that
+The verify screen hands over either a payslip code it already classified (typed, pasted, scanned
+or seen by the camera: :class:`~app.inputs.classify.PayslipCode`), which goes straight to the
+service in one task, or a *reader* (a callable that turns a file or a sample into an
+:class:`~app.inputs.reading.InputReading`), which is read in one task and, when it holds a code,
+verified in a second (:mod:`app.verify.flow`, shared with the CLI). Both run on the
+:class:`TaskRunner`. Each request carries a generation number; anything that
 moves the operator on (Next, Esc, a refusal, a newer input) bumps it, so an answer that arrives
 afterwards is dropped instead of popping up over the next person.
 
@@ -20,10 +22,11 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.inputs.classify import PayslipCode
 from app.inputs.reading import InputError, InputReading
 from app.shell.context import VERIFY_DEADLINE, AppContext
 from app.ui.tasks import TaskRunner
-from app.verify.flow import Attempt, Outcome, refusal, verify_reading
+from app.verify.flow import Attempt, Outcome, Verifier, found_codes, verify_code, verify_found
 
 log = logging.getLogger("app.verify")
 
@@ -34,6 +37,8 @@ WATCHDOG_MS = round(VERIFY_DEADLINE * 1000) + 700
 thread is still doing (its late answer is dropped). Under the 5 s the desk was promised."""
 
 Reader = Callable[[], InputReading]
+Given = Reader | PayslipCode
+"""What the screen hands over: a reader of a file or sample, or a classified code."""
 
 
 class VerifyPipeline(QObject):
@@ -56,7 +61,7 @@ class VerifyPipeline(QObject):
         super().__init__(parent)
         self.context = context
         self.tasks = tasks
-        self.last_reader: Reader | None = None
+        self.last_input: Given | None = None
         """The latest input, for Try again (None once the result is cleared)."""
         self.last_reading: InputReading | None = None
         """What the latest input held (a verification record is recognised from it)."""
@@ -75,16 +80,20 @@ class VerifyPipeline(QObject):
         """A check is under way."""
         return self._pending
 
-    def run(self, reader: Reader, source: str) -> None:
-        """Read the input off the GUI thread, then (if it holds a payslip code) verify it."""
+    def run(self, given: Given, source: str) -> None:
+        """Verify a code at once; read anything else off the GUI thread first, then (if it holds
+        a payslip code) verify it."""
         self._generation += 1
         generation = self._generation
-        self.last_reader = reader
+        self.last_input = given
         self.last_reading = None
         self._pending = True
         self._watchdog.stop()
+        if isinstance(given, PayslipCode):
+            self._send(generation, source, lambda client: verify_code(client, given))
+            return
         self.tasks.run(
-            reader,
+            given,
             lambda reading: self._read(generation, source, reading),
             lambda exc: self._failed(generation, source, exc),
         )
@@ -94,7 +103,7 @@ class VerifyPipeline(QObject):
         self._generation += 1
         self._pending = False
         if forget:
-            self.last_reader = None
+            self.last_input = None
         self._slow.stop()
         self._watchdog.stop()
 
@@ -102,16 +111,20 @@ class VerifyPipeline(QObject):
         if generation != self._generation:
             return
         self.last_reading = reading
-        refused = refusal(reading)
-        if refused is not None:
-            self.refused.emit(refused, source)
+        found = found_codes(reading.payloads)
+        if isinstance(found, Outcome):
+            self.refused.emit(found, source)
             return
+        self._send(generation, source, lambda client: verify_found(client, found, reading))
+
+    def _send(self, generation: int, source: str, check: Callable[[Verifier], Outcome]) -> None:
+        """Ask the service, off the GUI thread, under the slow timer and the watchdog."""
         client = self.context.verifier  # read now: a test or a settings change may swap it
         self.started.emit()
         self._slow.start()
         self._watchdog.start(WATCHDOG_MS)
         self.tasks.run(
-            lambda: verify_reading(client, reading),
+            lambda: check(client),
             lambda outcome: self._finished(generation, source, outcome),
             lambda exc: self._failed(generation, source, exc),
         )

@@ -25,6 +25,7 @@ import jwt
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QWidget
 
+from app.inputs.classify import PayslipCode
 from app.receipts.check import (
     JWKS_PATH,
     ReceiptCheck,
@@ -38,21 +39,16 @@ from app.shell.context import AppContext
 from app.ui.record_button import SAVE_TEXT, not_saved_sentence, record_button
 from app.ui.result_card import ResultCard
 from app.ui.tasks import TaskRunner
-from app.ui.verify_pipeline import Reader
-from app.verify.flow import Outcome, is_payslip_code
+from app.verify.flow import Outcome
 from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims
 
 log = logging.getLogger("app.verify")
 
 
-def make_record(reader: Any, client: Any, path: str, desk: str, page: Any) -> str:
-    """Worker thread: read the input again, get a receipt of its code, write the record."""
-    reading = reader()
-    payload = next((p for p in reading.payloads if is_payslip_code(p)), None)
-    if payload is None:
-        raise ValueError("the payslip code is no longer readable")
-    receipt = client.receipt(payload).receipt
+def make_record(code: PayslipCode, client: Any, path: str, desk: str, page: Any) -> str:
+    """Worker thread: get a receipt of the code the check sent, write the record."""
+    receipt = client.receipt(code.text).receipt
     claims = ReceiptClaims.model_validate(jwt.decode(receipt, options={"verify_signature": False}))
     write_record(path, receipt, claims, desk, page)
     return path
@@ -149,7 +145,7 @@ class RecordDesk(QObject):
         self.notice = notice
         self.kiosk = kiosk
         self._dialog_parent = parent
-        self._reader: Reader | None = None
+        self._code: PayslipCode | None = None
         self.button = record_button(
             "saveRecordButton",
             "A one-page PDF with a receipt signed by the service, to keep on file",
@@ -159,11 +155,11 @@ class RecordDesk(QObject):
 
     # -- saving ---------------------------------------------------------------------------------
 
-    def offer(self, outcome: Outcome, reader: Reader | None) -> None:
+    def offer(self, outcome: Outcome) -> None:
         """A result is on the card: offer its record when the verdict is one to keep on file
-        (``reader`` reads the input again when the record is made)."""
-        wanted = outcome.verdict in RECORDABLE and not self.kiosk and reader is not None
-        self._reader = reader
+        (a receipt of the code the check sent)."""
+        self._code = outcome.sent
+        wanted = outcome.verdict in RECORDABLE and not self.kiosk and self._code is not None
         self.button.setVisible(wanted and not outcome.disagreement)
         self.button.setEnabled(True)
         self.button.setText(SAVE_TEXT)
@@ -171,13 +167,13 @@ class RecordDesk(QObject):
 
     def withdraw(self) -> None:
         """The result is gone (or a new check started): nothing to record."""
-        self._reader = None
+        self._code = None
         self.button.hide()
 
     def save(self, path: str | None = None) -> None:
         """Ask where (unless `path`), then get the receipt and write the record off-thread."""
-        reader = self._reader
-        if reader is None:
+        code = self._code
+        if code is None:
             return
         if path is None:
             reference = self.card.outcome and self.card.outcome.result
@@ -197,7 +193,7 @@ class RecordDesk(QObject):
         self.button.setEnabled(False)
         self.button.setText("Saving…")
         self.tasks.run(
-            lambda: make_record(reader, client, chosen, desk, page),
+            lambda: make_record(code, client, chosen, desk, page),
             self._saved,
             self._failed,
         )
@@ -211,7 +207,7 @@ class RecordDesk(QObject):
         log.info("verification record not saved: %s", getattr(exc, "code", type(exc).__name__))
         self.button.setEnabled(True)
         self.button.setText(SAVE_TEXT)
-        sentence = not_saved_sentence(exc, "the payslip code could not be read again")
+        sentence = not_saved_sentence(exc, "something went wrong while making it")
         self.card.set_hint(sentence)
         self.save_failed.emit(sentence)
 

@@ -1,29 +1,24 @@
 """The verify screen: scan, drop, open or paste a payslip code, and read the verdict at a glance.
 
-Four inputs feed one pipeline (:func:`app.verify.flow.verify_reading`, shared with the CLI):
-the camera (through :class:`~app.ui.camera_worker.CameraScanner`, in its own thread), image
-files, PDFs (open dialog or drag and drop) and pasted or typed barcode text. A USB barcode
-scanner "types" the code and presses Enter wherever the focus is: into the code field that is
-the typed-text path, anywhere else :class:`~app.ui.wedge_scanner.WedgeScanner` tells the fast
-burst from typing and hands it to :meth:`VerifyScreen.scanned` (held like a camera read while a
-result shows; Next checks it). This module decides what each input leads to and wires the
-screen's parts together: the pipeline (one check at a time, off the GUI thread, stale answers
-dropped), the result page, the camera feed, the service line, the scan page, and the record
-desk (:mod:`~app.ui.verify_record`), which it tells what to offer and what to check.
+Inputs: the camera (its own thread), image files and PDFs (open dialog or drop), typed or pasted
+text, and a USB scanner, which "types" the code: into the code field that is typed text,
+anywhere else :class:`~app.ui.wedge_scanner.WedgeScanner` hands the burst to
+:meth:`VerifyScreen.scanned`. A text is classified once, here at the edge
+(:func:`app.inputs.classify.classify`): a payslip code goes to the pipeline as it is, anything
+else is refused locally (nothing is sent, no verdict), and a verification record's receipt in it
+is handed to the record desk. Files are read by the pipeline, off the GUI thread, which drops
+answers that arrive after the operator moved on. This module decides what each input leads to
+and wires the parts: pipeline, result page, camera feed, service line, scan page, record desk.
 
-A result holds: it stays on screen for ``settings.idle_timeout`` seconds (countdown on the card)
-or until Next/Esc, whatever the camera sees meanwhile. Camera reads while a result is shown or
-being checked are ignored (the card says another code is in view), so a verdict never changes
-behind the operator's back and a camera that keeps seeing the code cannot restart the wait. Only
-a deliberate act (a drop, Try again, Next) starts a new check. Then every widget that held the
-result is deleted and the camera may accept the same code again. Only outcome states, error codes
-and request ids are logged.
+A result holds: it stays for ``settings.idle_timeout`` seconds (countdown on the card) or until
+Next/Esc. Camera reads meanwhile are ignored (the card says another code is in view), so a
+verdict never changes behind the operator's back; only a deliberate act (a drop, Try again,
+Next) starts a new check. Then every widget that held the result is deleted and the camera may
+accept the same code again. Only outcome states, error codes and request ids are logged.
 
-Fail fast: a verification that gets no answer ends in CANNOT VERIFY within
-:data:`~app.shell.context.VERIFY_DEADLINE` seconds (the API client's deadline, backed by the
-pipeline's watchdog), and a light health poll shows whether the service is reachable before
-anyone scans. Text that is not a payslip code is refused here, locally: nothing is sent and no
-verdict shown.
+Fail fast: no answer ends in CANNOT VERIFY within :data:`~app.shell.context.VERIFY_DEADLINE`
+seconds (the client's deadline, backed by the pipeline's watchdog); a light health poll shows
+whether the service is reachable before anyone scans.
 
 Kiosk mode: larger type, verify only, no file dialogs (they open the file system to whoever
 stands at the kiosk), settings behind the operator PIN, fully keyboard operable: the code field
@@ -56,8 +51,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.inputs.reading import InputReading, read_file
-from app.receipts.check import receipts_in, receipts_on
+from app.inputs.classify import PayslipCode, classify
+from app.inputs.reading import read_file
+from app.receipts.check import receipts_on
 from app.shell.context import AppContext
 from app.ui.applicant_panel import install_applicant_check
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, CameraScanner, SourceOpener
@@ -71,11 +67,11 @@ from app.ui.verdict_sound import VerdictSound
 from app.ui.verify_camera import CameraFeed
 from app.ui.verify_health import ServiceHealth
 from app.ui.verify_inputs import accept_file_drag, dropped_files, sample_reading
-from app.ui.verify_pipeline import Reader, VerifyPipeline
+from app.ui.verify_pipeline import Given, VerifyPipeline
 from app.ui.verify_record import RecordDesk
 from app.ui.verify_result import SCANNED_HINT, ResultPage
 from app.ui.wedge_scanner import WedgeScanner
-from app.verify.flow import Outcome, is_payslip_code
+from app.verify.flow import Outcome
 from service.protocol.vocabulary import Verdict
 
 log = logging.getLogger("app.verify")
@@ -160,13 +156,13 @@ class VerifyScreen(QWidget):
             context.settings,
             self.preview,
             self.camera_status,
+            self._on_camera_code,
             opener=camera_opener,
             decode_every=decode_every,
             retry_ms=camera_retry_ms,
             enabled=start_camera,
             parent=self,
         )
-        self.camera.code_read.connect(self._on_camera_code)
         self.camera.state.connect(self.camera_state)
         escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -251,12 +247,15 @@ class VerifyScreen(QWidget):
         self._check_text(text, "text")
 
     def _check_text(self, text: str, source: str) -> None:
-        if not is_payslip_code(text):
-            # A verification record's receipt is recognised in it, typed, pasted or scanned.
-            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), source, receipts_in([text]))
-            self.code_field.selectAll()
+        """One text from the edge, classified once: a code is verified as it is; anything else
+        is refused here, and a verification record's receipt in it checked."""
+        given = classify(text)
+        if isinstance(given, PayslipCode):
+            self._verify(given, source)
             return
-        self._verify(lambda: InputReading(kind="text", payloads=[text]), source)
+        self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), source, [given.text] if given else [])
+        if source != "camera":
+            self.code_field.selectAll()
 
     def open_path(self, path: str | Path) -> None:
         """Verify a PDF or image file (open dialogs and drops end here)."""
@@ -323,14 +322,11 @@ class VerifyScreen(QWidget):
             self._another_in_view = True  # said on the card, now or when the verdict arrives
             self.result_page.note_another_code()
             return
-        if not is_payslip_code(text):
-            self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), "camera", receipts_in([text]))
-            return
-        self._verify(lambda: InputReading(kind="image", payloads=[text]), "camera")
+        self._check_text(text, "camera")
 
     # -- the pipeline -------------------------------------------------------------------------
 
-    def _verify(self, reader: Reader, source: str) -> None:
+    def _verify(self, given: Given, source: str) -> None:
         """Show the pending card, and hand the input to the pipeline."""
         self._another_in_view = False
         self._held_scan = None
@@ -340,12 +336,12 @@ class VerifyScreen(QWidget):
         self.pages.setCurrentWidget(self.result_page)
         self.result_page.fit()
         self.card.banner.next_button.setFocus()
-        self.pipeline.run(reader, source)
+        self.pipeline.run(given, source)
 
     def retry(self) -> None:
         """Ask the service again about the same input (after CANNOT VERIFY)."""
-        if self.pipeline.last_reader is not None:
-            self._verify(self.pipeline.last_reader, "retry")
+        if self.pipeline.last_input is not None:
+            self._verify(self.pipeline.last_input, "retry")
 
     def _still_waiting(self) -> None:
         self.result_page.show_pending(slow=True)
@@ -372,7 +368,7 @@ class VerifyScreen(QWidget):
         self.pages.setCurrentWidget(self.result_page)
         seconds = max(1, int(self.context.settings.idle_timeout))
         self.result_page.show_outcome(outcome, seconds, another_in_view=self._another_in_view)
-        self.records.offer(outcome, self.pipeline.last_reader)
+        self.records.offer(outcome)
         if self._held_scan is not None:
             self.result_page.note_another_code(SCANNED_HINT)
         if outcome.verdict is not None:

@@ -134,9 +134,7 @@ def run(args: Namespace) -> int:
             return 2
         outcome = verify_reading(client, reading)
         receipt_problem = (
-            save_receipt(client, outcome, reading.payloads, args.receipt)
-            if getattr(args, "receipt", None)
-            else None
+            save_receipt(client, outcome, args.receipt) if getattr(args, "receipt", None) else None
         )
     if outcome.verdict is None:  # not a payslip code: no verdict, nothing was sent
         print(f"{outcome.reason}: {outcome.explanation}", file=sys.stderr)

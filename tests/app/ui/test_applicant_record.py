@@ -19,8 +19,8 @@ import pytest
 from PySide6.QtCore import QLocale
 
 from app.applicant.rules import check_set
+from app.inputs.classify import receipts_in
 from app.inputs.reading import read_file
-from app.receipts.check import receipts_in
 from app.receipts.record_pdf import page_size_for
 from app.receipts.set_record_pdf import write_set_record
 from app.shell.context import AppContext
