@@ -45,13 +45,13 @@ from PySide6.QtWidgets import QApplication
 
 from app.api import ApiClient
 from app.scan.frames import CameraUnavailable
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import (
     VERIFY_CONNECT_TIMEOUT,
     VERIFY_DEADLINE,
     AppContext,
     start_demo_context,
 )
-from app.shell.settings import SecretStore, Settings
 from app.ui.camera_worker import OpenedSource
 from app.ui.tasks import TaskRunner
 from app.ui.verify_inputs import sample_badge_png

@@ -16,9 +16,9 @@ from itertools import pairwise
 
 from app.applicant.documents import Document, Payslip
 from app.applicant.income import IncomeResult, income_of
-from app.applicant.money import format_minor
-from app.applicant.names import name_words, same_name
 from app.applicant.problems import DECIDING, NO_INCOME_BECAUSE, Check, Problem
+from app.document.money import format_minor
+from app.document.names import name_words, same_name
 from app.verify.presentation import long_date
 from app.verify.verdicts import HEADLINES, INPUT_PROBLEMS, meaning_of
 from service.protocol.vocabulary import Verdict

@@ -3,7 +3,7 @@
 Once every payslip of the set is checked, the button asks where to save, then (on the task
 runner, never on the GUI thread) asks the service for a receipt of each document that got a
 verdict, with the desk's one API client, and writes one PDF for the set
-(:mod:`app.receipts.set_record_pdf`). A record is written only when every such document got its
+(:mod:`app.ui.set_record_pdf`). A record is written only when every such document got its
 receipt:
 a record missing one payslip's evidence would file less than the desk decided on. Nothing of it
 is logged (only the error's code or type) or kept; the file goes where the worker chose.
@@ -22,11 +22,11 @@ from PySide6.QtWidgets import QBoxLayout, QFileDialog, QSizePolicy, QWidget
 from app.applicant.documents import Document
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import fetch_receipts, wants_receipt
-from app.receipts.record_pdf import desk_name, page_size_for
-from app.receipts.set_record_pdf import write_set_record
 from app.shell.context import AppContext
 from app.ui.card_parts import plain_label
 from app.ui.record_button import SAVE_TEXT, not_saved_sentence, record_button
+from app.ui.record_pdf import desk_name, page_size_for
+from app.ui.set_record_pdf import write_set_record
 from app.ui.tasks import TaskRunner
 
 log = logging.getLogger("app.applicant")

@@ -18,7 +18,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from app.applicant.documents import Document
-from app.applicant.money import format_minor
+from app.document.money import format_minor
 from app.ui.style import PALETTES, VERDICT_TONES
 from app.verify.presentation import long_date
 from app.verify.verdicts import HEADLINES

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.applicant.income import Income, Per, affordability_sentence
-from app.applicant.money import minor_digits
 from app.applicant.report import SET_WORDS
 from app.applicant.rules import SetCheck
+from app.document.money import minor_digits
 from app.ui.card_parts import clear_layout, plain_label
 from app.ui.style import PALETTES, VERDICT_TONES, Tone
 from app.verify.verdicts import HEADLINES

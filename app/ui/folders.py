@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from app.shell.settings import Settings
+from app.settings.desk import Settings
 
 SETTINGS_KEY = "folders"
 

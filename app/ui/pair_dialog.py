@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from app.api import ApiClient
 from app.api.errors import ApiError
 from app.api.pinning import fingerprint_words
-from app.shell.settings import Settings
+from app.settings.desk import Settings
 from app.ui.fit_screen import fit_to_screen, scrolling
 from app.ui.staff_style import label, set_status, staff_screen, titled_column
 from app.ui.tasks import TaskRunner

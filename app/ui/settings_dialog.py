@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from app.api.pinning import normalize_fingerprint
 from app.scan.cameras import NAME_PREFIX, camera_label, list_cameras
-from app.shell.settings import SecretStore, Settings
+from app.settings.desk import SecretStore, Settings
 from app.ui.camera_worker import NO_CAMERA_MESSAGE, CameraScanner, SourceOpener, opencv_opener
 from app.ui.dialog_parts import dialog_buttons, error_line
 from app.ui.fit_screen import fit_to_screen, scrolling

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QLabel
 
-from app.shell.settings import Settings
+from app.settings.desk import Settings
 from app.ui.camera_worker import CameraScanner, SourceOpener, opencv_opener
 from app.ui.scan_page import CAMERA_HINT
 

@@ -5,7 +5,7 @@ the screen; the screen says when a result is shown, when it goes, and which rece
 
 * After a VERIFIED or NOT VERIFIED result, "Save verification record..." asks the service for a
   signed receipt of the same code and writes the one-page record PDF
-  (:mod:`app.receipts.record_pdf`).
+  (:mod:`app.ui.record_pdf`).
   Not in kiosk mode, which opens no file dialogs. CANNOT VERIFY has nothing to record.
 * A verification record that is dropped, opened, typed by a USB scanner or seen by the camera is
   no payslip code; the screen hands the receipts it holds to :meth:`RecordDesk.check`, which
@@ -34,9 +34,9 @@ from app.receipts.check import (
     made_at,
     verdict_words,
 )
-from app.receipts.record_pdf import desk_name, page_size_for, write_record
 from app.shell.context import AppContext
 from app.ui.record_button import SAVE_TEXT, not_saved_sentence, record_button
+from app.ui.record_pdf import desk_name, page_size_for, write_record
 from app.ui.result_card import ResultCard
 from app.ui.tasks import TaskRunner
 from app.verify.flow import Outcome

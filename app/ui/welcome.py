@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.api.desk_check import desk_problem
 from app.api.pinning import normalize_fingerprint
-from app.shell.settings import SecretStore, Settings
+from app.settings.desk import SecretStore, Settings
 from app.ui.staff_style import label, section, set_status, staff_stylesheet, titled_column
 from app.ui.tasks import TaskRunner
 

@@ -24,7 +24,7 @@ from app.inputs.classify import PayslipCode, payslip_codes
 from app.inputs.reading import InputReading
 from app.verify.presentation import shows_payslip_data, withheld_result
 from app.verify.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, meaning_of
-from service.protocol.schemas import VerificationResult
+from service.protocol.schemas import ReceiptResult, VerificationResult
 from service.protocol.vocabulary import Verdict
 
 State = Verdict | Literal["no_code"]
@@ -33,6 +33,12 @@ State = Verdict | Literal["no_code"]
 
 class Verifier(Protocol):
     def verify_payload(self, barcode: str) -> VerificationResult: ...
+
+
+class ReceiptMaker(Protocol):
+    """What makes a signed receipt of a check (PROTOCOL §11): the desk's API client."""
+
+    def receipt(self, barcode: str) -> ReceiptResult: ...
 
 
 @dataclass(frozen=True)

@@ -183,8 +183,8 @@ def test_service_panel_says_when_the_service_does_not_answer(
 ) -> None:
     import socket
 
+    from app.settings.desk import SecretStore, Settings
     from app.shell.context import start_remote_context
-    from app.shell.settings import SecretStore, Settings
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -339,8 +339,8 @@ def test_counts_refresh_after_each_change_and_on_a_timer(
 def test_a_new_office_sees_what_to_do_first(
     qtbot: QtBot, config_dir: Path, tmp_path: Path, screenshot_dir: Path, no_leaks: None
 ) -> None:
+    from app.settings.desk import SecretStore, Settings
     from app.shell.context import start_embedded_context
-    from app.shell.settings import SecretStore, Settings
 
     settings = Settings(data_dir=str(tmp_path / "office"))
     context = start_embedded_context(settings, SecretStore(config_dir, use_keyring=False))

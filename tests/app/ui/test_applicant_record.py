@@ -21,10 +21,10 @@ from PySide6.QtCore import QLocale
 from app.applicant.rules import check_set
 from app.inputs.classify import receipts_in
 from app.inputs.reading import read_file
-from app.receipts.record_pdf import page_size_for
-from app.receipts.set_record_pdf import write_set_record
 from app.shell.context import AppContext
 from app.ui.applicant_record import SAVE_TEXT
+from app.ui.record_pdf import page_size_for
+from app.ui.set_record_pdf import write_set_record
 from app.ui.verify_screen import VerifyScreen
 from service.protocol.schemas import RECEIPT_TYPE
 from service.protocol.vocabulary import Verdict

@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.shell.context import AppContext
-from app.shell.gui import make_excepthook
 from app.ui import main_window as main_window_module
 from app.ui.main_window import MainWindow
+from app.ui.start import make_excepthook
 from testbed.factories import MARKER_NAME
 
 
@@ -135,7 +135,7 @@ def test_first_kiosk_start_sets_a_pin_or_does_not_start(
 ) -> None:
     from PySide6.QtWidgets import QDialog
 
-    from app.shell.settings import Settings
+    from app.settings.desk import Settings
     from app.ui import pin_dialog
     from app.ui.pin_dialog import SetPinDialog, ensure_kiosk_pin
 
@@ -191,7 +191,7 @@ def test_the_kiosk_does_not_start_without_a_pin(
 ) -> None:
     from PySide6.QtWidgets import QDialog
 
-    from app.shell import gui
+    from app.ui import start as gui
     from app.ui.pin_dialog import PIN_ENV, SetPinDialog
 
     monkeypatch.delenv(PIN_ENV, raising=False)

@@ -17,8 +17,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.issuer.local_issuer import THIS_COMPUTER, load_local_issuer
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, start_embedded_context
-from app.shell.settings import SecretStore, Settings
 from app.ui.admin_screen import AdminScreen
 from app.ui.issue.screen import IssueScreen
 from app.ui.service_panel import ServicePanel

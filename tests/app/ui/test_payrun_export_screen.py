@@ -18,8 +18,8 @@ from pytestqt.qtbot import QtBot
 
 from app.issuer.export.memory import SETTINGS_KEY
 from app.issuer.run.results import RunSummary
+from app.settings.desk import Settings
 from app.shell.context import AppContext
-from app.shell.settings import Settings
 from app.ui.issue.payrun_columns import NOT_PLACED
 from app.ui.issue.screen import IssueScreen
 from app.ui.tasks import TaskRunner

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QApplication
 
 from app.inputs.reading import read_file
 from app.receipts.check import check_receipt, receipt_in
-from app.receipts.record_pdf import desk_name
 from app.shell.context import AppContext
+from app.ui.record_pdf import desk_name
 from app.ui.style import PALETTES
 from app.ui.verify_record import SAVE_TEXT
 from app.ui.verify_screen import VerifyScreen
@@ -220,7 +220,7 @@ def test_the_record_is_letter_in_us_locales_and_a4_elsewhere(
     import jwt
     from PySide6.QtCore import QLocale
 
-    from app.receipts.record_pdf import page_size_for, write_record
+    from app.ui.record_pdf import page_size_for, write_record
     from service.protocol.schemas import ReceiptClaims
 
     good = sample(demo_context, "AU")

@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 
 from app.api import ApiClient
 from app.api.errors import ApiError
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, verifier_client
-from app.shell.settings import SecretStore, Settings
 from app.ui import verify_pipeline
 from app.ui import verify_screen as verify_screen_module
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, NO_CAMERA_MESSAGE

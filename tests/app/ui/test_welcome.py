@@ -11,8 +11,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QLabel
 from pytestqt.qtbot import QtBot
 
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, start_remote_context
-from app.shell.settings import SecretStore, Settings
 from app.ui.main_window import MainWindow
 from app.ui.welcome import CHOICES, WelcomeDialog, first_run_choice
 from tests.app.shots import shoot

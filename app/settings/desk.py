@@ -14,7 +14,7 @@ from typing import Any
 
 import platformdirs
 
-from app.shell.pin_hash import hash_pin, needs_upgrade, verify_pin
+from app.settings.pin_hash import hash_pin, needs_upgrade, verify_pin
 from service.composition.settings import read_settings
 from service.files.private import private_dir, write_private_text
 
@@ -86,7 +86,7 @@ class Settings:
 
     def check_pin(self, pin: str) -> bool:
         """With no PIN set, the kiosk's settings are open (first setup). A right PIN whose hash
-        is older or weaker than today's (app.shell.pin_hash) is re-hashed here, in memory: the
+        is older or weaker than today's (app.settings.pin_hash) is re-hashed here, in memory: the
         caller saves the settings when `kiosk_pin_hash` changed."""
         if not self.kiosk_pin_hash:
             return True

@@ -2,9 +2,10 @@
 [--receipt DIR]``.
 
 Several inputs, or one with an applicant name, are one applicant check (PROTOCOL §10); one input
-without a name stays the single verify of :mod:`app.verify.cli`. The service is chosen exactly as
-there, and one client (one token, one connection pool) serves every input. ``--receipt DIR``
-writes each document's signed receipt (VERIFIED or NOT VERIFIED ones) into DIR.
+without a name stays the single verify of :mod:`app.commands.verify`. The service is chosen
+exactly as there, and one client (one token, one connection pool) serves every input.
+``--receipt DIR`` writes each document's signed receipt (VERIFIED or NOT VERIFIED ones) into
+DIR.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from app.applicant.gather import check_inputs
 from app.applicant.report import print_set, set_wire
 from app.applicant.rules import DEFAULT_MAX_AGE_DAYS, check_set
 from app.applicant.set_receipts import save_receipts
+from app.commands.verify import NO_SERVICE, desk_client
 from app.inputs.reading import read_input
-from app.verify.cli import NO_SERVICE, desk_client
 from app.verify.verdicts import EXIT_STATUS
 
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TextIO
 
 from app.api.errors import ApiError
 from app.inputs.classify import looks_like_receipt, receipts_in
@@ -28,9 +28,9 @@ from app.receipts.check import (
     claim_lines,
     load_jwks,
 )
-from app.verify.flow import Outcome
+from app.verify.flow import Outcome, ReceiptMaker
 from app.verify.verdicts import RECORDABLE
-from service.protocol.schemas import ReceiptClaims, ReceiptResult
+from service.protocol.schemas import ReceiptClaims
 
 NO_KEYS = (
     "NO_KEYS: no service is set up on this computer to check against; pass --jwks with the "
@@ -114,8 +114,8 @@ def read_receipts(path: Path) -> list[str]:
 def _configured_jwks() -> dict[str, object]:
     """The keys of the service this computer is set up for: the remote service's URL, or the
     embedded instance (started for the moment, as `app verify` does)."""
+    from app.settings.desk import SecretStore, Settings
     from app.shell.context import embedded_ready, start_embedded_context
-    from app.shell.settings import SecretStore, Settings
 
     settings = Settings.load()
     if settings.mode == "remote" and settings.verifier_url:
@@ -131,10 +131,6 @@ def _configured_jwks() -> dict[str, object]:
 
 
 # --- app verify --receipt ---------------------------------------------------------------------
-
-
-class ReceiptMaker(Protocol):
-    def receipt(self, barcode: str) -> ReceiptResult: ...
 
 
 def save_receipt(client: ReceiptMaker, outcome: Outcome, path: str) -> str | None:

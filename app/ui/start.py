@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, start_context
-from app.shell.settings import SecretStore, Settings
 from app.ui.pin_dialog import ensure_kiosk_pin
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The applicant check's verification record: one PDF for the set, each payslip's receipt on it.
 
-The single check's record (:mod:`app.receipts.record_pdf`) proves what one check said; a lender who
+The single check's record (:mod:`app.ui.record_pdf`) proves what one check said; a lender who
 decided on an applicant's payslips files one record for the decision. It holds the set's verdict
 (its colour and words), every problem in one sentence, the income the set proves and the
 applicant's name if one was given, then one block per document: its verdict, reference, issuer,
@@ -28,7 +28,7 @@ from app.applicant.report import SET_WORDS, income_lines
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import DocumentReceipt
 from app.receipts.check import verdict_words
-from app.receipts.record_pdf import (
+from app.ui.record_pdf import (
     CHECK_IT,
     _draw_qr,
     _font,

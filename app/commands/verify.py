@@ -20,9 +20,10 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from app.api import ApiClient
+from app.commands.receipt import save_receipt
 from app.document.compare import compared_lines
 from app.inputs.reading import InputError, read_input
-from app.receipts.cli import save_receipt
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import (
     AppContext,
     desk_options,
@@ -31,7 +32,6 @@ from app.shell.context import (
     start_remote_context,
     verifier_client,
 )
-from app.shell.settings import SecretStore, Settings
 from app.verify.flow import Outcome, verify_reading
 from app.verify.presentation import employee_lines, shows_payslip_data, summary_lines
 from service.composition.settings import read_settings

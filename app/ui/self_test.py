@@ -17,8 +17,8 @@ from pypdf import PdfWriter
 
 from app.document import ocr
 from app.inputs.reading import read_input
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import start_demo_context
-from app.shell.settings import SecretStore, Settings
 from app.verify.flow import verify_reading
 from service.documents.badge import render_badge_png
 from service.documents.pdf_stamp import stamp_badge
