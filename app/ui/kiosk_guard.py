@@ -63,10 +63,11 @@ class KioskKeeper(QObject):
             self._native = native
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if watched is self._native and self._native is not None:
+        native: QWindow | None = getattr(self, "_native", None)  # None while built or torn down
+        if native is not None and watched is native:
             if (
                 event.type() == QEvent.Type.Expose
-                and not self._native.isExposed()
+                and not native.isExposed()
                 and self._window.isVisible()
                 and self._locked()
             ):

@@ -77,7 +77,18 @@ def run_gui(kiosk: bool = False, demo: bool = False) -> int:
     if isinstance(start_screen, str):
         window.show_screen(start_screen)
     window.show()
+    from app.ui.quit_signals import QuitOnSignals
+
+    def quit_now() -> None:
+        """Ctrl+C or SIGTERM: the operator's quit, as closing the window (a kiosk unlocked)."""
+        window.locked = False
+        window.close()
+        app.quit()
+
+    quitter = QuitOnSignals(quit_now)
+    log.info("window open (kiosk=%s, demo=%s): Ctrl+C or SIGTERM quits", kiosk, demo)
     try:
         return int(app.exec())
     finally:
+        quitter.close()
         context.close()

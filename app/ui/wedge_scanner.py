@@ -21,8 +21,13 @@ short and its Enter pressed the focused button, issue 35). The same holds for Ca
 AltGr, which some scanners and layouts send.
 
 Only plain and Shift keys count (Ctrl/Alt combinations are shortcuts), and only while the
-watched widget is visible; dialogs are other windows and are left alone. The clock is injectable
-so tests can type "like a person" without sleeping.
+watched widget is visible; dialogs are other windows and are left alone.
+
+The time between keys is the time the keyboard sent them (the window system's timestamp on each
+key event), not the time the app got round to them: a busy kiosk PC that stalls for a tenth of a
+second mid-scan would otherwise see a "slow" gap and lose the code. Events without a timestamp
+fall back to the monotonic clock. The clock is injectable so tests can type "like a person"
+without sleeping.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ class WedgeScanner(QObject):
         self,
         watched: QWidget,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
         max_gap_s: float = MAX_GAP_S,
         min_length: int = MIN_LENGTH,
     ) -> None:
@@ -99,9 +104,18 @@ class WedgeScanner(QObject):
         assert isinstance(event, QKeyEvent)
         return self._key(target, event)
 
+    def _now(self, event: QKeyEvent) -> float:
+        """Seconds: the injected clock (tests), else when the key was sent, else now."""
+        if self._clock is not None:
+            return self._clock()
+        sent_ms = event.timestamp()
+        if sent_ms:
+            return sent_ms / 1000
+        return time.monotonic()
+
     def _key(self, target: QWidget, event: QKeyEvent) -> bool:
         """True: the key was part of a scan and is not delivered."""
-        now = self._clock()
+        now = self._now(event)
         fast = now - self._last <= self._max_gap
         self._last = now
         if event.modifiers() & _SHORTCUT_MODIFIERS:

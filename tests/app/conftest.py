@@ -20,6 +20,7 @@ from app.shell.context import AppContext, start_demo_context
 from tests.commands import run_in_process
 
 if TYPE_CHECKING:
+    from tests.app.ui.dialog_answers import DialogAnswers
     from tests.app.ui.file_dialogs import FileDialogs
 
 Verify = Callable[..., subprocess.CompletedProcess[str]]
@@ -96,3 +97,19 @@ def file_dialogs(qapp: object) -> Iterator[FileDialogs]:
     finally:
         dialogs.close()
     assert dialogs.unanswered == 0, f"unexpected file dialogs: {dialogs.seen}"
+
+
+@pytest.fixture
+def dialog_answers(qapp: object) -> Iterator[DialogAnswers]:
+    """The app's real modal dialogs (PIN, set PIN, settings), opened with the app's event filters
+    installed (as `run_gui` installs them) and answered through their widgets."""
+    from app.ui import accessible_names
+    from tests.app.ui.dialog_answers import DialogAnswers
+
+    accessible_names.install()
+    answers = DialogAnswers()
+    try:
+        yield answers
+    finally:
+        answers.close()
+    assert answers.unexpected == 0, f"unexpected dialogs: {answers.kinds}"

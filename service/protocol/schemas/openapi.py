@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema as cs
 
-from .access import PairingRedeemRequest, TokenRequest
+from .access import PairingRedeemRequest, PairingRequest, TokenRequest
 from .admin_responses import (
     ClientDisabled,
     IssuerCreated,
@@ -80,6 +80,7 @@ REQUEST_MODELS: tuple[type[BaseModel], ...] = (
     EncryptionMetadata,
     *PAYSLIP_SCHEMAS.values(),
     TokenRequest,
+    PairingRequest,
     PairingRedeemRequest,
 )
 

@@ -91,6 +91,6 @@ def test_a_scanners_keys_through_x_are_checked_as_a_scan_with_the_focus_on_a_but
         text = log.read_text() if log.exists() else ""
         return next((line for line in text.splitlines() if "verify source=scanner" in line), None)
 
-    line = wait_until(scanned, "the scan checked as a scan in the app's log", timeout=30)
+    line = wait_until(scanned, "the scan checked as a scan in the app's log", timeout=90)
     assert "state=not_verified" in line  # the service answered: a made-up payslip
     assert code not in log.read_text()  # and the code itself is never logged

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QMessageBox
+from PySide6.QtWidgets import QDialog, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.shell.context import AppContext
-from app.ui import main_window as main_window_module
 from app.ui.main_window import MainWindow
 from app.ui.start import make_excepthook
 from testbed.factories import MARKER_NAME
+from tests.app.ui.dialog_answers import DialogAnswers, all_of, cancel, type_pin
 
 
 def test_all_screens_are_reachable_and_demo_is_announced(
@@ -38,7 +38,7 @@ def test_all_screens_are_reachable_and_demo_is_announced(
 
 
 def test_kiosk_shows_only_the_verify_screen(
-    qtbot: QtBot, demo_context: AppContext, no_leaks: None, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, demo_context: AppContext, no_leaks: None, dialog_answers: DialogAnswers
 ) -> None:
     demo_context.settings.set_pin("2468")
     demo_context.settings.camera = "no-camera-here.avi"
@@ -47,8 +47,11 @@ def test_kiosk_shows_only_the_verify_screen(
     assert window.nav.count() == 1
     assert window.stack.count() == 1
     assert window.isFullScreen() or window.windowState() & window.windowState().WindowFullScreen
-    monkeypatch.setattr(main_window_module, "ask_pin", lambda *a, **k: True)
-    window.close()
+    window.show()
+    qtbot.waitExposed(window)
+    dialog_answers.then(type_pin("2468"))  # the real PIN prompt, the PIN typed and OK pressed
+    assert window.close()
+    assert dialog_answers.kinds == ["PinDialog"]
     window.tasks.wait()
 
 
@@ -60,26 +63,17 @@ def test_kiosk_is_locked_closing_and_leaving_full_screen_need_the_pin(
     qtbot: QtBot,
     demo_context: AppContext,
     no_leaks: None,
-    monkeypatch: pytest.MonkeyPatch,
+    dialog_answers: DialogAnswers,
     screenshot_dir: Path,
 ) -> None:
     demo_context.settings.set_pin("2468")
     demo_context.settings.camera = "no-camera-here.avi"
-    asked: list[str] = []
-    answer = [False]
-
-    def pin(guard: object, parent: object, prompt: str = "", **kw: object) -> bool:
-        asked.append(prompt)
-        assert kw.get("required") is True  # no PIN, no way out
-        return answer[0]
-
-    monkeypatch.setattr(main_window_module, "ask_pin", pin)
     window = MainWindow(demo_context, kiosk=True)
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
     try:
-        _check_the_lock(qtbot, window, demo_context, asked, answer, screenshot_dir)
+        _check_the_lock(qtbot, window, demo_context, dialog_answers, screenshot_dir)
     finally:
         window.locked = False  # never leave a locked window behind, even on failure
         window.close()
@@ -90,8 +84,7 @@ def _check_the_lock(
     qtbot: QtBot,
     window: MainWindow,
     demo_context: AppContext,
-    asked: list[str],
-    answer: list[bool],
+    answers: DialogAnswers,
     screenshot_dir: Path,
 ) -> None:
     # Demo mode is announced in the kiosk too; no service address anywhere; no file inputs named.
@@ -103,19 +96,34 @@ def _check_the_lock(
     assert "PDF" not in subtitle and "drop" not in subtitle
     window.grab().save(str(screenshot_dir / "kiosk_locked.png"))
 
+    # The real PIN prompt each time: cancelled; a wrong PIN (the prompt stays), then cancelled;
+    # cancelled; and at last the right PIN.
+    wrong: list[str] = []
+    answers.then(
+        cancel,
+        all_of(
+            type_pin("1357"),
+            lambda d: wrong.append(d.findChild(QLabel, "pinMessage").text()),
+            cancel,
+        ),
+        cancel,
+    )
     assert not window.close()  # Alt+F4 and the window's close button end here
-    assert window.isVisible() and asked == ["Enter the operator PIN to close the kiosk."]
+    assert window.isVisible() and answers.kinds == ["PinDialog"]
+    assert "Enter the operator PIN to close the kiosk." in answers.shown[0].texts
+    qtbot.waitUntil(answers.all_closed)  # the prompt is gone (deleted once the loop runs)
     with qtbot.waitActive(window):  # the offscreen platform activates on request, later
         window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
-    assert window.isVisible() and len(asked) == 2
+    qtbot.waitUntil(lambda: len(answers.shown) == 2, timeout=5000)
+    assert window.isVisible() and wrong == ["Wrong PIN. 4 tries left."]
 
     window.showNormal()  # a window manager's "leave full screen"
-    qtbot.waitUntil(lambda: len(asked) == 3, timeout=2000)
-    assert "leave full screen" in asked[-1]
+    qtbot.waitUntil(lambda: len(answers.shown) == 3, timeout=5000)
+    assert any("leave full screen" in text for text in answers.shown[-1].texts)
     assert window.isFullScreen() and window.locked
 
-    answer[0] = True
+    answers.then(type_pin("2468"))
     assert window.close()
     assert not window.isVisible()
 
@@ -131,17 +139,24 @@ def test_kiosk_settings_need_a_pin_even_when_none_is_set(
 
 
 def test_first_kiosk_start_sets_a_pin_or_does_not_start(
-    qtbot: QtBot, config_dir: Path, monkeypatch: pytest.MonkeyPatch, no_leaks: None
+    qtbot: QtBot,
+    config_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_leaks: None,
+    dialog_answers: DialogAnswers,
 ) -> None:
-    from PySide6.QtWidgets import QDialog
 
     from app.settings.desk import Settings
     from app.ui import pin_dialog
     from app.ui.pin_dialog import SetPinDialog, ensure_kiosk_pin
 
     settings = Settings()
-    monkeypatch.setattr(SetPinDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    dialog_answers.then(cancel)  # the real "choose a PIN" dialog, cancelled
     assert ensure_kiosk_pin(settings) is False and not settings.kiosk_pin_hash
+    dialog_answers.then(type_pin("2468", "2468"))  # and chosen, typed twice
+    assert ensure_kiosk_pin(settings) is True and settings.check_pin("2468")
+    assert dialog_answers.kinds == ["SetPinDialog", "SetPinDialog"]
+    settings = Settings()
 
     dialog = SetPinDialog(settings)
     qtbot.addWidget(dialog)
@@ -187,19 +202,23 @@ def test_an_unhandled_error_shows_a_friendly_dialog_and_logs_no_message(
 
 
 def test_the_kiosk_does_not_start_without_a_pin(
-    qtbot: QtBot, config_dir: Path, monkeypatch: pytest.MonkeyPatch, no_leaks: None
+    qtbot: QtBot,
+    config_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_leaks: None,
+    dialog_answers: DialogAnswers,
 ) -> None:
-    from PySide6.QtWidgets import QDialog
 
     from app.ui import start as gui
-    from app.ui.pin_dialog import PIN_ENV, SetPinDialog
+    from app.ui.pin_dialog import PIN_ENV
 
     monkeypatch.delenv(PIN_ENV, raising=False)
-    monkeypatch.setattr(SetPinDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    dialog_answers.then(cancel)  # the real "choose a PIN" dialog, cancelled
     started: list[bool] = []
     monkeypatch.setattr(gui, "start_context", lambda *a, **k: started.append(True))
     assert gui.run_gui(kiosk=True) == 2
     assert started == []  # no service, no window: the kiosk never ran unlocked
+    assert dialog_answers.kinds == ["SetPinDialog"]
 
 
 def test_the_desktop_window_fits_a_1024x600_screen_with_the_verdict_on_top(

@@ -35,7 +35,6 @@ from app.api.errors import ApiError
 from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, verifier_client
 from app.ui import verify_pipeline
-from app.ui import verify_screen as verify_screen_module
 from app.ui.camera_worker import CAMERA_LOST_MESSAGE, NO_CAMERA_MESSAGE
 from app.ui.pin_dialog import MAX_TRIES, PinDialog, PinGuard
 from app.ui.result_card import ANOTHER_CODE_HINT, SLOW_TEXT
@@ -52,6 +51,7 @@ from service.protocol.barcode_text import build_payload_v2, parse_barcode
 from service.protocol.schemas import VerificationResult
 from service.protocol.vocabulary import Verdict
 from testbed.factories import blank_pdf
+from tests.app.ui.dialog_answers import DialogAnswers, cancel, type_pin
 from tests.app.ui.file_dialogs import FileDialogs
 
 pytestmark = pytest.mark.gui
@@ -546,28 +546,22 @@ def test_kiosk_is_operated_from_the_keyboard(
 def test_kiosk_settings_need_the_pin(
     make_screen: Callable[..., VerifyScreen],
     demo_context: AppContext,
-    monkeypatch: pytest.MonkeyPatch,
+    dialog_answers: DialogAnswers,
 ) -> None:
+    """The real dialogs: the kiosk asks for the PIN first (cancelled: no settings); a desk opens
+    the settings straight away (cancelled)."""
     demo_context.settings.set_pin("2468")
-    asked: list[PinGuard] = []
-    opened: list[int] = []
-
-    def refuse(guard: PinGuard, parent: object, *args: object, **kwargs: object) -> bool:
-        asked.append(guard)
-        return False
-
-    def cancel(dialog: SettingsDialog) -> int:
-        opened.append(1)
-        return 0
-
-    monkeypatch.setattr(verify_screen_module, "ask_pin", refuse)
-    monkeypatch.setattr(SettingsDialog, "exec", cancel)
     screen = make_screen(kiosk=True)
+    dialog_answers.then(cancel)
     screen.settings_button.click()
-    assert len(asked) == 1 and opened == []
+    assert dialog_answers.kinds == ["PinDialog"]
+    dialog_answers.then(type_pin("2468"), cancel)  # the right PIN: then the settings open
+    screen.settings_button.click()
+    assert dialog_answers.kinds == ["PinDialog", "PinDialog", "SettingsDialog"]
     desk = make_screen(kiosk=False)
+    dialog_answers.then(cancel)
     desk.settings_button.click()
-    assert len(asked) == 1 and opened == [1]
+    assert dialog_answers.kinds[3:] == ["SettingsDialog"]
 
 
 def test_pin_dialog_counts_and_locks(qtbot: Any, no_leaks: None) -> None:

@@ -141,5 +141,8 @@ def test_an_error_becomes_the_same_bytes_and_headers_as_before(
     assert error_headers(error) == {
         "Content-Type": "application/json",
         "Cache-Control": "no-store",
+        # every answer, refusals before the body included (issue 37)
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
         **headers,
     }
