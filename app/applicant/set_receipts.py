@@ -1,10 +1,9 @@
 """A signed receipt for each document of an applicant check (issues 23 and 24, PROTOCOL §11).
 
-The set's verification record (:mod:`app.ui.set_record_pdf`) and ``app verify A B C --receipt
-DIR``
-both need one receipt per document that got a verdict (VERIFIED or NOT VERIFIED): a document
-with no payslip code, or one that could not be checked, has nothing a receipt could record. The
-receipts are asked for concurrently with the caller's one API client (one token, one connection
+The set's verification record (:mod:`app.ui.records.set_record_pdf`) and ``app verify A B C
+--receipt DIR`` both need one receipt per document that got a verdict (VERIFIED or NOT VERIFIED): a
+document with no payslip code, or one that could not be checked, has nothing a receipt could record.
+The receipts are asked for concurrently with the caller's one API client (one token, one connection
 pool), never on a GUI thread. Qt-free; nothing here is logged or kept.
 """
 

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings.desk import Settings
-from app.ui.dialog_parts import dialog_buttons, error_line, prompt_column
+from app.ui.widgets.dialog_parts import dialog_buttons, error_line, prompt_column
 from service.composition.settings import read_settings
 
 PIN_ENV = "PAYSLIP_KIOSK_PIN"

@@ -47,8 +47,8 @@ from app.ui.issue.payrun_issued import IssuedBefore, not_revoked, registered
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import READY, ProblemsFilter, ResultsModel
 from app.ui.issue.two_columns import TwoColumns
-from app.ui.staff_style import label, plural, section, set_status
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.staff_style import label, plural, section, set_status
+from app.ui.widgets.tasks import TaskRunner
 
 CHECK_REPORT_EVERY = 50
 ALREADY_ISSUED: dict[str, Literal["stop", "skip", "again"]] = {"skip": "skip", "again": "again"}

@@ -38,8 +38,8 @@ def main() -> int:
     app = QApplication(sys.argv)
     from app.settings.desk import SecretStore, Settings
     from app.shell.context import start_demo_context
+    from app.ui.admin.pair_dialog import PairDialog
     from app.ui.main_window import MainWindow
-    from app.ui.pair_dialog import PairDialog
     from testbed.applicant_payslips import register_fortnights
 
     context = start_demo_context(Settings(), SecretStore(config, use_keyring=False))
