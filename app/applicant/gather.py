@@ -24,6 +24,7 @@ from app.applicant.documents import Document, document_of, unreadable
 from app.inputs.classify import is_payslip_code
 from app.inputs.reading import InputError, InputReading, read_input
 from app.verify.flow import Outcome, Verifier, found_codes, verify_codes, with_document_check
+from app.verify.verdicts import InputProblem
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 
 MAX_WORKERS = 6
@@ -89,9 +90,11 @@ def check_input(
     try:
         reading = reader()
     except InputError as exc:
-        return [unreadable(index, given, name, "INPUT_UNREADABLE", str(exc))]
+        return [unreadable(index, given, name, InputProblem.INPUT_UNREADABLE, str(exc))]
     if not reading.payloads:
-        return [unreadable(index, given, name, "NO_CODE_FOUND", "no payslip code was found")]
+        return [
+            unreadable(index, given, name, InputProblem.NO_CODE_FOUND, "no payslip code was found")
+        ]
     return documents_of_reading(client, index, given, name, reading)
 
 

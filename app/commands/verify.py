@@ -34,6 +34,7 @@ from app.shell.context import (
 )
 from app.verify.flow import Outcome, verify_reading
 from app.verify.presentation import employee_lines, shows_payslip_data, summary_lines
+from app.verify.verdicts import AppOutcome
 from service.composition.settings import read_settings
 from service.protocol.vocabulary import Verdict
 
@@ -70,7 +71,7 @@ def exit_status(outcome: Outcome) -> int:
 
 def print_summary(outcome: Outcome, out: TextIO) -> None:
     print(f"{outcome.headline}: {outcome.explanation} {outcome.instruction}".rstrip(), file=out)
-    if outcome.reason == "DOCUMENT_ALTERED" and outcome.document is not None:
+    if outcome.reason == AppOutcome.DOCUMENT_ALTERED and outcome.document is not None:
         # The compared fields, registered and shown, and nothing else of the employee (§13).
         print(f"\n{'':<15}{'Registered':<26}Shown on the page", file=out)
         for label, registered, shown in compared_lines(outcome.document):

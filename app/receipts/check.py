@@ -33,7 +33,7 @@ from app.api.trust import public_trust
 from app.inputs.classify import JWS_FORM, looks_like_receipt, receipts_in
 from app.inputs.reading import InputReading
 from app.verify.presentation import long_date, money
-from app.verify.verdicts import HEADLINES, meaning_of
+from app.verify.verdicts import HEADLINES, meaning_of, standing
 from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
 from service.protocol.vocabulary import RecordStatus, Verdict
 
@@ -172,13 +172,8 @@ def load_jwks(source: str) -> dict[str, Any]:
 
 def verdict_words(claims: ReceiptClaims) -> tuple[str, str]:
     """The verdict the receipt records (VERIFIED / NOT VERIFIED) and why, in plain words."""
-    if claims.verified:
-        reason = "VERIFIED"
-    elif claims.status == RecordStatus.REVOKED:
-        reason = "REVOKED"
-    else:
-        reason = claims.status
-    meaning = meaning_of(reason)
+    known = claims.verified or claims.status == RecordStatus.REVOKED  # a record it knows
+    meaning = meaning_of(standing(claims.verified) if known else claims.status)
     verdict = Verdict.VERIFIED if claims.verified else Verdict.NOT_VERIFIED
     return HEADLINES[verdict], meaning.words
 

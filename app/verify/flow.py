@@ -17,13 +17,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from app.api.errors import ApiError, unreachable_words
+from app.api.errors import ApiError, ClientCode, unreachable_words
 from app.document.check import TEXT_CODE, check_image, check_pdf
 from app.document.compare import DocumentCheck
 from app.inputs.classify import PayslipCode, payslip_codes
 from app.inputs.reading import InputReading
 from app.verify.presentation import shows_payslip_data, withheld_result
-from app.verify.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, meaning_of
+from app.verify.verdicts import (
+    EXIT_STATUS,
+    INPUT_PROBLEMS,
+    AppOutcome,
+    InputProblem,
+    Meaning,
+    meaning_of,
+    standing,
+)
 from service.protocol.schemas import ReceiptResult, VerificationResult
 from service.protocol.vocabulary import Verdict
 
@@ -100,16 +108,20 @@ class Outcome:
     def explanation(self) -> str:
         if self.verdict is None:
             return self.detail or INPUT_PROBLEMS[self.reason]
-        if self.reason == "DOCUMENT_ALTERED" and self.document is not None:
+        if self.reason == AppOutcome.DOCUMENT_ALTERED and self.document is not None:
             return " ".join(self.document.sentences())
-        if self.reason == "SERVICE_UNREACHABLE" and self.attempts and self.attempts[0].detail:
+        if (
+            self.reason == ClientCode.SERVICE_UNREACHABLE
+            and self.attempts
+            and self.attempts[0].detail
+        ):
             # How it failed and which address was tried ("refused", "did not answer in time").
             return self.attempts[0].detail
         return self.meaning.words
 
     @property
     def instruction(self) -> str:
-        if self.verdict is None or (self.reason == "DOCUMENT_ALTERED" and self.document):
+        if self.verdict is None or (self.reason == AppOutcome.DOCUMENT_ALTERED and self.document):
             return ""  # the altered document's sentences end with what to do
         return self.meaning.instruction
 
@@ -127,7 +139,7 @@ class Outcome:
     def code(self) -> str | None:
         """The first error code the service (or the client) reported, if any; DOCUMENT_ALTERED
         for a genuine code on an altered page."""
-        if self.reason == "DOCUMENT_ALTERED":
+        if self.reason == AppOutcome.DOCUMENT_ALTERED:
             return self.reason
         return next((a.code for a in self.attempts if a.code), None)
 
@@ -150,7 +162,7 @@ class Outcome:
             return {
                 "verified": False,
                 "verdict": verdict,
-                "reason": "CONFLICTING_CODES",
+                "reason": AppOutcome.CONFLICTING_CODES,
                 "results": [
                     withheld_result(a.result) if a.result else {"code": a.code}
                     for a in self.attempts
@@ -160,7 +172,7 @@ class Outcome:
         if self.result is not None:
             if shows_payslip_data(self.verdict):
                 return {**self.result.wire(), "verdict": verdict, **document}
-            code = {"code": self.reason} if self.reason == "DOCUMENT_ALTERED" else {}
+            code = {"code": self.reason} if self.reason == AppOutcome.DOCUMENT_ALTERED else {}
             withheld = withheld_result(self.result)
             return {**withheld, "verdict": verdict, "reason": self.reason, **code, **document}
         return {
@@ -185,23 +197,23 @@ def attempt(client: Verifier, code: PayslipCode) -> Attempt:
 def reason_of(first: Attempt) -> str:
     """The table key for one service answer."""
     if first.result is None:
-        return first.code or "API_ERROR"
-    return "VERIFIED" if first.result.verified else "REVOKED"
+        return first.code or ClientCode.API_ERROR
+    return standing(first.result.verified)
 
 
 def found_codes(payloads: list[str]) -> list[PayslipCode] | Outcome:
     """The payslip codes among one input's texts (each classified once), or the no-verdict
     outcome when there is none."""
     if not payloads:
-        return Outcome("NO_CODE_FOUND")
-    return payslip_codes(payloads) or Outcome("NOT_A_PAYSLIP_CODE")
+        return Outcome(InputProblem.NO_CODE_FOUND)
+    return payslip_codes(payloads) or Outcome(InputProblem.NOT_A_PAYSLIP_CODE)
 
 
 def verify_codes(client: Verifier, codes: list[PayslipCode], disagreement: bool = False) -> Outcome:
     """Send each code (at least one) and say how the check ended."""
     attempts = [attempt(client, code) for code in codes]
     if disagreement:
-        return Outcome("CONFLICTING_CODES", attempts, disagreement=True)
+        return Outcome(AppOutcome.CONFLICTING_CODES, attempts, disagreement=True)
     return Outcome(reason_of(attempts[0]), attempts)
 
 
@@ -233,11 +245,11 @@ def with_document_check(outcome: Outcome, reading: InputReading) -> Outcome:
     if reading.kind == "text":
         return replace(outcome, compared=False)
     result = outcome.result
-    if outcome.reason != "VERIFIED" or result is None or reading.data is None:
+    if outcome.reason != AppOutcome.VERIFIED or result is None or reading.data is None:
         return outcome
     if reading.kind == "pdf":
         document = check_pdf(reading.data, result)
     else:
         document = check_image(reading.data, result)
-    reason = "DOCUMENT_ALTERED" if document.status == "altered" else outcome.reason
+    reason = AppOutcome.DOCUMENT_ALTERED if document.status == "altered" else outcome.reason
     return replace(outcome, reason=reason, document=document)

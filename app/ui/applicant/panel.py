@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.errors import ClientCode
 from app.applicant.documents import Document
 from app.applicant.gather import Reader, check_input
 from app.applicant.rules import SetCheck, check_set
@@ -200,7 +201,11 @@ class ApplicantPanel(QWidget):
         if generation != self._generation:
             return
         failed = Document(
-            index, self._inputs[index], self._labels[index], Verdict.CANNOT_VERIFY, "API_ERROR"
+            index,
+            self._inputs[index],
+            self._labels[index],
+            Verdict.CANNOT_VERIFY,
+            ClientCode.API_ERROR,
         )
         self._answered(generation, index, [failed])
 

@@ -22,11 +22,13 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.api.errors import ClientCode
 from app.inputs.classify import PayslipCode
 from app.inputs.reading import InputError, InputReading
 from app.shell.context import VERIFY_DEADLINE, AppContext
 from app.ui.widgets.tasks import TaskRunner
 from app.verify.flow import Attempt, Outcome, Verifier, found_codes, verify_code, verify_found
+from app.verify.verdicts import InputProblem
 
 log = logging.getLogger("app.verify")
 
@@ -139,7 +141,9 @@ class VerifyPipeline(QObject):
             return
         self._generation += 1
         log.info("verify gave up after %d ms", WATCHDOG_MS)
-        self._answer(Outcome("SERVICE_UNREACHABLE", [Attempt(code="SERVICE_UNREACHABLE")]))
+        self._answer(
+            Outcome(ClientCode.SERVICE_UNREACHABLE, [Attempt(code=ClientCode.SERVICE_UNREACHABLE)])
+        )
 
     def _finished(self, generation: int, source: str, outcome: Outcome) -> None:
         if generation != self._generation:
@@ -161,11 +165,13 @@ class VerifyPipeline(QObject):
             return
         if isinstance(exc, InputError):
             log.info("verify source=%s input unreadable", source)
-            unreadable = Outcome("INPUT_UNREADABLE", detail=f"This file could not be read: {exc}.")
+            unreadable = Outcome(
+                InputProblem.INPUT_UNREADABLE, detail=f"This file could not be read: {exc}."
+            )
             self.refused.emit(unreadable, source)
             return
         log.error("verify source=%s failed: %s", source, type(exc).__name__)
-        self._answer(Outcome("API_ERROR"))
+        self._answer(Outcome(ClientCode.API_ERROR))
 
     def _answer(self, outcome: Outcome) -> None:
         self._pending = False

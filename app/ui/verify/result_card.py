@@ -42,7 +42,7 @@ from app.verify.presentation import (
     summary_lines,
     timestamp,
 )
-from app.verify.verdicts import meaning_of
+from app.verify.verdicts import meaning_of, standing
 from service.protocol.schemas import EmployeePii, VerificationResult
 from service.protocol.vocabulary import Verdict
 
@@ -359,7 +359,7 @@ def _support_pairs(outcome: Outcome) -> list[tuple[str, str]]:
             payslip = result.payslip
             pairs.append((f"{part}Reference", result.service_reference))
             if several:
-                state = "verified" if result.verified else "revoked"
+                state = standing(result.verified).lower()
                 pairs.append((f"{part}Answer", state))
             if payslip.schema_id:
                 pairs.append((f"{part}Schema", payslip.schema_id))

@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.errors import ClientCode
 from app.inputs.classify import PayslipCode, classify
 from app.inputs.reading import read_file
 from app.receipts.check import receipts_on
@@ -72,6 +73,7 @@ from app.ui.widgets.inputs import accept_file_drag, dropped_files, sample_readin
 from app.ui.widgets.style import screen_stylesheet
 from app.ui.widgets.tasks import TaskRunner
 from app.verify.flow import Outcome
+from app.verify.verdicts import InputProblem
 from service.protocol.vocabulary import Verdict
 
 log = logging.getLogger("app.verify")
@@ -253,7 +255,9 @@ class VerifyScreen(QWidget):
         if isinstance(given, PayslipCode):
             self._verify(given, source)
             return
-        self._refuse(Outcome("NOT_A_PAYSLIP_CODE"), source, [given.text] if given else [])
+        self._refuse(
+            Outcome(InputProblem.NOT_A_PAYSLIP_CODE), source, [given.text] if given else []
+        )
         if source != "camera":
             self.code_field.selectAll()
 
@@ -374,7 +378,7 @@ class VerifyScreen(QWidget):
         if outcome.verdict is not None:
             self.sound.play(outcome.verdict)
         self.result_page.start_countdown()
-        if outcome.code == "SERVICE_UNREACHABLE":
+        if outcome.code == ClientCode.SERVICE_UNREACHABLE:
             self.health.set_connected(False)
         elif outcome.verdict != Verdict.CANNOT_VERIFY:
             self.health.set_connected(True)
