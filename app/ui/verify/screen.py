@@ -65,7 +65,7 @@ from app.ui.verify.pipeline import Given, VerifyPipeline
 from app.ui.verify.record import RecordDesk
 from app.ui.verify.result import SCANNED_HINT, ResultPage
 from app.ui.verify.scan_page import ScanPage, inputs_sentence
-from app.ui.verify.settings_dialog import SettingsDialog
+from app.ui.verify.settings_dialog import edit_settings
 from app.ui.verify.verdict_sound import VerdictSound
 from app.ui.verify.wedge_scanner import WedgeScanner
 from app.ui.widgets.card_parts import plain_label
@@ -420,23 +420,12 @@ class VerifyScreen(QWidget):
     # -- settings -----------------------------------------------------------------------------
 
     def open_settings(self) -> None:
-        """The settings dialog; in kiosk mode only after the operator PIN.
-
-        The camera is handed over to the dialog's preview while it is open (most cameras cannot
-        be opened twice) and taken back when it closes."""
+        """The settings dialog, the camera handed over to it; in kiosk mode only after the
+        operator PIN."""
         if self.kiosk and not ask_pin(self._pin_guard, self, required=True):
             return
-        camera_was_on = self.scanner is not None
-        self.camera.stop()
-        dialog = SettingsDialog(
-            self.context.settings, self.context.secrets, self, allow_no_pin=not self.kiosk
-        )
-        try:
-            dialog.exec()
-        finally:
-            dialog.deleteLater()
-            if camera_was_on:
-                self.camera.start()
+        context = self.context
+        edit_settings(context.settings, context.secrets, self, self.camera, kiosk=self.kiosk)
 
     # -- the screen's life ---------------------------------------------------------------------
 

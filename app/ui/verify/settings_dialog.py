@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from app.api.pinning import normalize_fingerprint
 from app.scan.cameras import NAME_PREFIX, camera_label, list_cameras
 from app.settings.desk import SecretStore, Settings
+from app.ui.verify.camera import CameraFeed
 from app.ui.verify.camera_worker import (
     NO_CAMERA_MESSAGE,
     CameraScanner,
@@ -400,3 +401,20 @@ class SettingsDialog(QDialog):
             self.change.pin,
         )
         self.accept()
+
+
+def edit_settings(
+    settings: Settings, secrets: SecretStore, parent: QWidget, camera: CameraFeed, *, kiosk: bool
+) -> None:
+    """The settings dialog over a screen. The screen's camera is handed over to the dialog's
+    preview while it is open (most cameras cannot be opened twice) and taken back when it
+    closes. A kiosk's dialog never lets the operator PIN be removed."""
+    camera_was_on = camera.scanner is not None
+    camera.stop()
+    dialog = SettingsDialog(settings, secrets, parent, allow_no_pin=not kiosk)
+    try:
+        dialog.exec()
+    finally:
+        dialog.deleteLater()
+        if camera_was_on:
+            camera.start()
