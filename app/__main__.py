@@ -1,5 +1,9 @@
 """`python -m app`: the GUI (optionally --kiosk or --demo), or a headless command.
 
+This module sets the process up (logging, freezing support) and chooses: a command goes to
+:mod:`app.commands` (:func:`app.commands.run.run_command`), anything else is the window's options
+(:mod:`app.ui.start`) or the self-test. The GUI is imported only when it is chosen.
+
 python -m app [--kiosk] [--demo]          the window, with the embedded service
 python -m app --self-test                 headless smoke test; exit 0 when it passes
 python -m app --version
@@ -23,45 +27,10 @@ from pathlib import Path
 
 import platformdirs
 
+from app.commands.run import COMMANDS, run_command
 from app.shell.version import __version__
 from service.composition.settings import SettingsError, read_settings
 from service.files.private import private_dir
-
-
-def _verify_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m app verify")
-    parser.add_argument(
-        "input", nargs="+", help="a PDF, an image file, barcode text, or - for stdin"
-    )
-    # Several inputs, or a name, check one applicant's payslips as a set (PROTOCOL §10).
-    parser.add_argument("--applicant-name", help="the applicant's name, to match the payslips")
-    parser.add_argument("--max-age-days", type=_days, help="latest payslip at most N days old")
-    parser.add_argument("--json", action="store_true", help="print the verification result JSON")
-    parser.add_argument("--service-url", help="the verifier base URL (default: embedded service)")
-    parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
-    parser.add_argument("--client-id", help="the verifier client's id (with --service-url)")
-    parser.add_argument("--client-secret", help="the verifier client's secret")
-    parser.add_argument(
-        "--receipt",
-        metavar="FILE",
-        help="write a signed receipt (JWS) here; with several inputs a folder, one per payslip",
-    )
-    return parser
-
-
-def _days(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError("expected a whole number of days, 0 or more")
-    return int(text)
-
-
-COMMANDS = {
-    "verify": "check payslips (PDF, image or barcode text) with the service",
-    "issue-run": "register a pay run and write one badge per payslip",
-    "receipt": "check a signed verification receipt (receipt check FILE)",
-    "service": "run or manage the service, as python -m service does",
-}
-"""The headless commands `_main` hands on, with the one line `--help` shows for each."""
 
 
 def _gui_parser() -> argparse.ArgumentParser:
@@ -122,19 +91,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def verify_command(args: Sequence[str]) -> int:
-    """`python -m app verify ARGS` once the process is set up: one input is checked alone, several
-    (or applicant options) as one applicant's set."""
-    from app.applicant.cli import is_applicant_check, run_set
-    from app.verify.cli import run as run_verify
-
-    verify_args = _verify_parser().parse_args(list(args))
-    if is_applicant_check(verify_args):
-        return run_set(verify_args)  # --receipt is then a folder: one JWS per document
-    verify_args.input = verify_args.input[0]
-    return run_verify(verify_args)
-
-
 def _main(argv: Sequence[str] | None = None) -> int:
     multiprocessing.freeze_support()  # pay runs render badges in worker processes, also frozen
     # OpenCV warns on stderr at every camera retry (every 3 s without a camera); the screen says
@@ -142,20 +98,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
     args_list = list(sys.argv[1:] if argv is None else argv)
     _setup_logging()
-    if args_list and args_list[0] == "verify":
-        return verify_command(args_list[1:])
-    if args_list and args_list[0] == "receipt":
-        from app.receipts.cli import main as receipt_main
-
-        return receipt_main(args_list[1:])
-    if args_list and args_list[0] == "service":
-        from service.cli.main import main as service_main
-
-        return service_main(args_list[1:])
-    if args_list and args_list[0] == "issue-run":
-        from app.issuer.cli import main as issue_run
-
-        return int(issue_run(args_list[1:]))
+    if args_list and args_list[0] in COMMANDS:
+        return run_command(args_list[0], args_list[1:])
     parser = _gui_parser()
     if args_list and not args_list[0].startswith("-"):  # a command this app does not have
         close = difflib.get_close_matches(args_list[0], list(COMMANDS), n=1, cutoff=0.6)
@@ -163,10 +107,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown command {args_list[0]!r}{hint} (choose from {', '.join(COMMANDS)})")
     args = parser.parse_args(args_list)
     if args.self_test:
-        from app.shell.self_test import run as run_self_test
+        from app.ui.self_test import run as run_self_test
 
         return run_self_test()
-    from app.shell.gui import run_gui
+    from app.ui.start import run_gui
 
     return run_gui(kiosk=args.kiosk, demo=args.demo)
 

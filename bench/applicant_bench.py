@@ -43,8 +43,8 @@ os.environ.setdefault("PAYSLIP_NO_KEYRING", "1")
 from app.applicant.gather import check_input, check_inputs  # noqa: E402
 from app.applicant.rules import check_set  # noqa: E402
 from app.inputs.reading import InputReading, read_input  # noqa: E402
+from app.settings.desk import SecretStore, Settings  # noqa: E402
 from app.shell.context import start_demo_context  # noqa: E402
-from app.shell.settings import SecretStore, Settings  # noqa: E402
 from app.verify.flow import verify_reading  # noqa: E402
 from service.protocol.vocabulary import Verdict  # noqa: E402
 from testbed.applicant_payslips import APPLICANT, register_fortnights, write_inputs  # noqa: E402

@@ -33,8 +33,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per OCR, as the measur
 
 from app.document.check import check_image, check_pdf  # noqa: E402
 from app.inputs.reading import read_input  # noqa: E402
+from app.settings.desk import SecretStore, Settings  # noqa: E402
 from app.shell.context import start_demo_context  # noqa: E402
-from app.shell.settings import SecretStore, Settings  # noqa: E402
 from app.verify.flow import verify_payloads, verify_reading  # noqa: E402
 from service.documents.badge import render_badge_png  # noqa: E402
 from service.documents.pdf_stamp import stamp_badge  # noqa: E402

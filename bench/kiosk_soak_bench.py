@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from PySide6.QtCore import QEventLoop
 from PySide6.QtWidgets import QApplication
 
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import start_demo_context
-from app.shell.settings import SecretStore, Settings
-from app.ui.tasks import TaskRunner
-from app.ui.verify_screen import VerifyScreen
+from app.ui.verify.screen import VerifyScreen
+from app.ui.widgets.tasks import TaskRunner
 
 RSS_TARGET_MB = 0.05
 SPEED_TARGET = 1.20

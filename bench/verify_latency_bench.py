@@ -45,17 +45,17 @@ from PySide6.QtWidgets import QApplication
 
 from app.api import ApiClient
 from app.scan.frames import CameraUnavailable
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import (
     VERIFY_CONNECT_TIMEOUT,
     VERIFY_DEADLINE,
     AppContext,
     start_demo_context,
 )
-from app.shell.settings import SecretStore, Settings
-from app.ui.camera_worker import OpenedSource
-from app.ui.tasks import TaskRunner
-from app.ui.verify_inputs import sample_badge_png
-from app.ui.verify_screen import VerifyScreen
+from app.ui.verify.camera_worker import OpenedSource
+from app.ui.verify.screen import VerifyScreen
+from app.ui.widgets.inputs import sample_badge_png
+from app.ui.widgets.tasks import TaskRunner
 from service.protocol.vocabulary import Verdict
 
 TARGET_MS = 300.0

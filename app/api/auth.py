@@ -27,7 +27,7 @@ from typing import Final
 
 import httpx
 
-from app.api.errors import ServiceUnreachable
+from app.api.errors import ClientCode, ServiceUnreachable
 from app.api.retry import RetryPolicy
 from service.protocol.schemas import TokenResponse
 
@@ -90,7 +90,9 @@ class TokenAuth(httpx.Auth):
         remaining = self._policy.remaining(deadline)
         if remaining <= 0 or not self._flight.acquire(timeout=remaining):
             raise ServiceUnreachable(
-                "SERVICE_UNREACHABLE", None, "deadline exhausted waiting for an access token"
+                ClientCode.SERVICE_UNREACHABLE,
+                None,
+                "deadline exhausted waiting for an access token",
             )
         try:
             # Another thread may have fetched one while we waited for the flight lock.

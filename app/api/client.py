@@ -32,7 +32,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from app.api.auth import Token, TokenAuth, token_from_response
-from app.api.errors import InvalidResponse
+from app.api.errors import ClientCode, InvalidResponse
 from app.api.exchange import Exchange, new_request_id
 from app.api.retry import RetryPolicy
 from app.api.trust import trust
@@ -74,7 +74,7 @@ def parse_answer(model: type[M], data: dict[str, Any], status: int, request_id: 
     except ValidationError:
         pass
     raise InvalidResponse(
-        "INVALID_RESPONSE",
+        ClientCode.INVALID_RESPONSE,
         status,
         f"the answer is not a {model.__name__} (service.protocol.schemas)",
         None,
@@ -270,7 +270,7 @@ class ApiClient:
         )
         if len(answer.results) != len(body_records):
             raise InvalidResponse(
-                "INVALID_RESPONSE", 200, "batch response has no matching results array"
+                ClientCode.INVALID_RESPONSE, 200, "batch response has no matching results array"
             )
         return answer.results
 

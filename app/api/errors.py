@@ -20,12 +20,14 @@ HTTP_ERROR, API_ERROR).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 from service.protocol.errors import ErrorCode, FieldError
 
 __all__ = [
     "ApiError",
+    "ClientCode",
     "Conflict",
     "DecryptionFailed",
     "EndpointNotFound",
@@ -71,6 +73,18 @@ def _clip(text: str | None) -> str | None:
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
 
 
+class ClientCode(StrEnum):
+    """The client's own codes, for failures that never got a usable answer from the service (the
+    wire codes are :class:`service.protocol.errors.ErrorCode`'s)."""
+
+    SERVICE_UNREACHABLE = "SERVICE_UNREACHABLE"
+    INVALID_RESPONSE = "INVALID_RESPONSE"
+    HTTP_ERROR = "HTTP_ERROR"
+    """An error status that came without a code and means nothing the protocol names."""
+    API_ERROR = "API_ERROR"
+    """Anything else (and a code this app does not know yet)."""
+
+
 _BY_CODE: dict[str, type[ApiError]] = {}
 """One class per wire code (every `ErrorCode`), and the client's own codes; filled by the
 classes themselves (`class X(ApiError, code=...)`), so a code and its class are named once."""
@@ -83,7 +97,7 @@ class ApiError(Exception):
     `Retry-After` in seconds when it sent one, `request_id` the `X-Request-ID` to quote to support.
     """
 
-    default_code: str = "API_ERROR"
+    default_code: str = ClientCode.API_ERROR
 
     def __init_subclass__(cls, code: str | None = None, also: tuple[str, ...] = ()) -> None:
         """`code`: the wire code this class stands for (its default); `also`: more codes it
@@ -223,7 +237,7 @@ class ServiceUnavailable(ApiError, code=ErrorCode.SERVICE_UNAVAILABLE):
     """A dependency or the batch capacity is unavailable (503/502/504); try again later."""
 
 
-class ServiceUnreachable(ApiError, code="SERVICE_UNREACHABLE"):
+class ServiceUnreachable(ApiError, code=ClientCode.SERVICE_UNREACHABLE):
     """No usable response: connection refused or dropped, timed out, or the call deadline ran out.
 
     For a non-idempotent call whose request may have been sent, the outcome is unknown.
@@ -274,7 +288,7 @@ def unreachable_words(exc: ApiError) -> str | None:
     return template.format(address=address)
 
 
-class InvalidResponse(ApiError, code="INVALID_RESPONSE"):
+class InvalidResponse(ApiError, code=ClientCode.INVALID_RESPONSE):
     """A success status with a body that is not the documented JSON (a proxy or a server bug)."""
 
 
@@ -319,4 +333,4 @@ def fallback_code_for_status(status: int) -> str:
         return _BY_STATUS[status]
     if status >= 500:
         return ErrorCode.INTERNAL_ERROR
-    return "HTTP_ERROR"
+    return ClientCode.HTTP_ERROR

@@ -24,6 +24,7 @@ import httpx
 from app.api.auth import DEADLINE, DeadlineReached
 from app.api.errors import (
     ApiError,
+    ClientCode,
     FieldError,
     InvalidResponse,
     ServiceUnreachable,
@@ -162,7 +163,7 @@ class Exchange:
                 retryable = policy.retries_status(outcome.status, idempotent=idempotent)
             else:
                 error = ServiceUnreachable(
-                    "SERVICE_UNREACHABLE",
+                    ClientCode.SERVICE_UNREACHABLE,
                     None,
                     f"{method} {path}: {outcome.what} ({origin(base)})",
                     None,
@@ -257,7 +258,7 @@ def deadline_error(
     method: str, path: str, request_id: str, address: str | None = None
 ) -> ServiceUnreachable:
     return ServiceUnreachable(
-        "SERVICE_UNREACHABLE",
+        ClientCode.SERVICE_UNREACHABLE,
         None,
         f"{method} {path}: deadline exhausted",
         None,
@@ -288,7 +289,7 @@ def decode_success(reply: Reply, request_id: str) -> dict[str, Any]:
     data = _json(reply)
     if not isinstance(data, dict):
         raise InvalidResponse(
-            "INVALID_RESPONSE",
+            ClientCode.INVALID_RESPONSE,
             reply.status,
             "success response is not a JSON object",
             None,

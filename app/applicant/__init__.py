@@ -3,5 +3,5 @@
 Qt-free and network-free: :mod:`.documents` turns the app's verification outcomes into typed
 documents, :mod:`.rules` checks the set, :mod:`.income` works out what it proves, and
 :mod:`.problems` holds every problem's name and plain sentence in one table. The CLI
-(:mod:`app.applicant.cli`) and the GUI (:mod:`app.ui.applicant_panel`) both use them.
+(:mod:`app.commands.applicant`) and the GUI (:mod:`app.ui.applicant.panel`) both use them.
 """

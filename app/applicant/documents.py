@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from app.applicant.money import minor_amount
 from app.document.compare import DocumentCheck
+from app.document.money import minor_amount
 from app.verify.flow import Outcome
 from app.verify.presentation import format_abn
 from app.verify.verdicts import RECORDABLE

@@ -21,15 +21,10 @@ from functools import partial
 from pathlib import Path
 
 from app.applicant.documents import Document, document_of, unreadable
+from app.inputs.classify import is_payslip_code
 from app.inputs.reading import InputError, InputReading, read_input
-from app.verify.flow import (
-    Outcome,
-    Verifier,
-    is_payslip_code,
-    refusal,
-    verify_payloads,
-    with_document_check,
-)
+from app.verify.flow import Outcome, Verifier, found_codes, verify_codes, with_document_check
+from app.verify.verdicts import InputProblem
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
 
 MAX_WORKERS = 6
@@ -74,12 +69,14 @@ def documents_of_reading(
     groups = code_groups(reading)
     out: list[Document] = []
     for n, (payloads, disagreement) in enumerate(groups):
-        refused = refusal(InputReading(kind=reading.kind, payloads=payloads))
-        outcome: Outcome = refused or with_document_check(
-            verify_payloads(client, payloads, disagreement), reading
+        found = found_codes(payloads)
+        outcome: Outcome = (
+            found
+            if isinstance(found, Outcome)
+            else with_document_check(verify_codes(client, found, disagreement), reading)
         )
         name = label if len(groups) == 1 else f"{label} (payslip {n + 1})"
-        code = payloads[0] if len(payloads) == 1 and is_payslip_code(payloads[0]) else None
+        code = payloads[0] if len(payloads) == 1 and isinstance(found, list) else None
         out.append(document_of(index, given, name, outcome, code))
     return out
 
@@ -93,9 +90,11 @@ def check_input(
     try:
         reading = reader()
     except InputError as exc:
-        return [unreadable(index, given, name, "INPUT_UNREADABLE", str(exc))]
+        return [unreadable(index, given, name, InputProblem.INPUT_UNREADABLE, str(exc))]
     if not reading.payloads:
-        return [unreadable(index, given, name, "NO_CODE_FOUND", "no payslip code was found")]
+        return [
+            unreadable(index, given, name, InputProblem.NO_CODE_FOUND, "no payslip code was found")
+        ]
     return documents_of_reading(client, index, given, name, reading)
 
 

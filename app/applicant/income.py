@@ -18,7 +18,7 @@ from fractions import Fraction
 from typing import Literal
 
 from app.applicant.documents import Document, Payslip
-from app.applicant.money import format_minor
+from app.document.money import format_minor
 
 PERIODS_PER_YEAR: dict[str, int] = {
     "weekly": 52,

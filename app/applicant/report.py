@@ -10,8 +10,8 @@ from typing import Any, TextIO
 
 from app.applicant.documents import Document
 from app.applicant.income import Income
-from app.applicant.money import format_minor
 from app.applicant.rules import SetCheck
+from app.document.money import format_minor
 from app.verify.presentation import long_date
 from app.verify.verdicts import HEADLINES
 from service.protocol.vocabulary import Verdict

@@ -16,11 +16,11 @@ from itertools import pairwise
 
 from app.applicant.documents import Document, Payslip
 from app.applicant.income import IncomeResult, income_of
-from app.applicant.money import format_minor
-from app.applicant.names import name_words, same_name
 from app.applicant.problems import DECIDING, NO_INCOME_BECAUSE, Check, Problem
+from app.document.money import format_minor
+from app.document.names import name_words, same_name
 from app.verify.presentation import long_date
-from app.verify.verdicts import HEADLINES, INPUT_PROBLEMS, meaning_of
+from app.verify.verdicts import HEADLINES, INPUT_PROBLEMS, AppOutcome, InputProblem, meaning_of
 from service.protocol.vocabulary import Verdict
 
 DEFAULT_MAX_AGE_DAYS = 45
@@ -60,10 +60,12 @@ def _per_document(docs: Sequence[Document]) -> list[Problem]:
     problems: list[Problem] = []
     for index, doc in enumerate(docs):
         if doc.verdict is None:
-            why = doc.detail or INPUT_PROBLEMS.get(doc.reason, INPUT_PROBLEMS["NOT_A_PAYSLIP_CODE"])
+            why = doc.detail or INPUT_PROBLEMS.get(
+                doc.reason, INPUT_PROBLEMS[InputProblem.NOT_A_PAYSLIP_CODE]
+            )
             named = name_of(docs, index)
             problems.append(Problem.of(Check.NOT_A_PAYSLIP, (index,), doc=named, why=why))
-        elif doc.reason == "DOCUMENT_ALTERED" and doc.document is not None:
+        elif doc.reason == AppOutcome.DOCUMENT_ALTERED and doc.document is not None:
             why = " ".join(doc.document.sentences())
             named = name_of(docs, index)
             problems.append(Problem.of(Check.DOCUMENT_ALTERED, (index,), doc=named, why=why))

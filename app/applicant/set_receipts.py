@@ -1,10 +1,9 @@
 """A signed receipt for each document of an applicant check (issues 23 and 24, PROTOCOL §11).
 
-The set's verification record (:mod:`app.receipts.set_record_pdf`) and ``app verify A B C --receipt
-DIR``
-both need one receipt per document that got a verdict (VERIFIED or NOT VERIFIED): a document
-with no payslip code, or one that could not be checked, has nothing a receipt could record. The
-receipts are asked for concurrently with the caller's one API client (one token, one connection
+The set's verification record (:mod:`app.ui.records.set_record_pdf`) and ``app verify A B C
+--receipt DIR`` both need one receipt per document that got a verdict (VERIFIED or NOT VERIFIED): a
+document with no payslip code, or one that could not be checked, has nothing a receipt could record.
+The receipts are asked for concurrently with the caller's one API client (one token, one connection
 pool), never on a GUI thread. Qt-free; nothing here is logged or kept.
 """
 
@@ -20,7 +19,7 @@ import jwt
 from app.api.errors import ApiError
 from app.applicant.documents import Document
 from app.applicant.gather import MAX_WORKERS
-from app.receipts.cli import ReceiptMaker
+from app.verify.flow import ReceiptMaker
 from app.verify.verdicts import RECORDABLE
 from service.protocol.schemas import ReceiptClaims
 

@@ -22,7 +22,6 @@ from typing import Any
 import cv2
 import numpy as np
 
-from app.applicant.money import minor_amount, minor_digits
 from app.document import ocr
 from app.document.compare import (
     NO_PAGE,
@@ -35,6 +34,7 @@ from app.document.compare import (
 )
 from app.document.fields import FieldName
 from app.document.layout import lines_of
+from app.document.money import minor_amount, minor_digits
 from app.document.pdf_text import visible_words
 from app.inputs import pdf_pages
 from app.scan.decoders import Decoder, decoder_chain

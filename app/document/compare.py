@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
-from app.applicant.names import name_words
 from app.document.fields import (
     FIELD_BY_NAME,
     FIELDS,
@@ -28,6 +27,7 @@ from app.document.fields import (
     label_key,
 )
 from app.document.layout import Cell, Line
+from app.document.names import name_words
 from app.document.values import (
     format_money,
     is_name_like,

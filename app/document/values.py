@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from app.applicant.names import name_words
+from app.document.names import name_words
 
 _SEPARATORS = ", \u00a0\u202f\u2009"
 _MONEY = re.compile(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.shell.settings import SecretStore, Settings
+from app.settings.desk import SecretStore, Settings
 from service.hosting.network_address import is_loopback_url
 from service.protocol.schemas import IssuerCreated
 

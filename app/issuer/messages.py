@@ -6,28 +6,33 @@ data must not end up in a dialog that is screenshotted into a support ticket.
 
 from __future__ import annotations
 
-from app.api.errors import ApiError, unreachable_words
+from app.api.errors import ApiError, ClientCode, unreachable_words
 from app.issuer.journal import JournalError
 from app.issuer.pii import PiiTextError
 from app.issuer.run.results import RunInterrupted
 from app.issuer.run.rows import PayrunFileError
 from app.output.files import OutputError
+from service.protocol.errors import ErrorCode
 from service.protocol.schemas import SchemaValidationError
 from service.protocol.sealing import EncryptionKeyError
 
-ISSUER_ERRORS: dict[str, str] = {
-    "VALIDATION_FAILED": "The service refused the payslip data.",
-    "UNAUTHORIZED": "The issuer credentials were refused. Check the client id and secret.",
-    "FORBIDDEN": "These credentials may not register payslips (is it an issuer client?).",
-    "CONFLICT": "This reference is already registered with different data.",
-    "IV_REUSED": "This encryption was used before; the payslip is encrypted afresh next time.",
-    "PAYLOAD_TOO_LARGE": "The payslip is too large for the service.",
-    "RATE_LIMITED": "The service is busy; try again in a moment.",
-    "SERVICE_UNAVAILABLE": "The service is temporarily unavailable; try again shortly.",
-    "SERVICE_UNREACHABLE": "The service cannot be reached. Check the URL and the connection.",
-    "INTERNAL_ERROR": "The service had an internal problem. Try again, or contact support.",
-    "NOT_FOUND": "No service answers at this URL (check the service URL).",
-    "INVALID_RESPONSE": "The service gave an answer this app does not understand.",
+ISSUER_ERRORS: dict[str, str] = {  # keyed by the wire codes and the client's own
+    ErrorCode.VALIDATION_FAILED: "The service refused the payslip data.",
+    ErrorCode.UNAUTHORIZED: "The issuer credentials were refused. Check the client id and secret.",
+    ErrorCode.FORBIDDEN: "These credentials may not register payslips (is it an issuer client?).",
+    ErrorCode.CONFLICT: "This reference is already registered with different data.",
+    ErrorCode.IV_REUSED: (
+        "This encryption was used before; the payslip is encrypted afresh next time."
+    ),
+    ErrorCode.PAYLOAD_TOO_LARGE: "The payslip is too large for the service.",
+    ErrorCode.RATE_LIMITED: "The service is busy; try again in a moment.",
+    ErrorCode.SERVICE_UNAVAILABLE: "The service is temporarily unavailable; try again shortly.",
+    ClientCode.SERVICE_UNREACHABLE: (
+        "The service cannot be reached. Check the URL and the connection."
+    ),
+    ErrorCode.INTERNAL_ERROR: "The service had an internal problem. Try again, or contact support.",
+    ErrorCode.NOT_FOUND: "No service answers at this URL (check the service URL).",
+    ClientCode.INVALID_RESPONSE: "The service gave an answer this app does not understand.",
 }
 
 
@@ -43,9 +48,9 @@ def retired_key_words(exc: BaseException) -> str | None:
     """What to do when the service refused the payslip because its key version is retired."""
     if not isinstance(exc, ApiError):
         return None
-    if exc.code == "KEY_VERSION_UNAVAILABLE" and "retired" in exc.message:
+    if exc.code == ErrorCode.KEY_VERSION_UNAVAILABLE and "retired" in exc.message:
         return RETIRED_KEY
-    if exc.code != "VALIDATION_FAILED":
+    if exc.code != ErrorCode.VALIDATION_FAILED:
         return None
     for problem in exc.field_errors:
         if problem.path.endswith("key_version") and "retired" in problem.message:
@@ -57,10 +62,10 @@ def resend_helps(exc: BaseException) -> bool:
     """Whether pressing Issue again with the same prepared payslip can succeed: never for a
     refusal the payslip itself caused (a retired key, invalid data, wrong credentials)."""
     return isinstance(exc, ApiError) and exc.code in (
-        "SERVICE_UNREACHABLE",
-        "SERVICE_UNAVAILABLE",
-        "RATE_LIMITED",
-        "INTERNAL_ERROR",
+        ClientCode.SERVICE_UNREACHABLE,
+        ErrorCode.SERVICE_UNAVAILABLE,
+        ErrorCode.RATE_LIMITED,
+        ErrorCode.INTERNAL_ERROR,
     )
 
 

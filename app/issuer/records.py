@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from app.api import ApiClient
-from app.api.errors import InvalidResponse
+from app.api.errors import ClientCode, InvalidResponse
 from service.documents.badge import BADGE_WIDTH, render_badge_png
 from service.protocol.encoding import new_reference
 from service.protocol.schemas import (
@@ -252,7 +252,9 @@ def register_prepared(
     """registerNonPII, then render the badge locally (the same renderer the service uses)."""
     reference, created = client.register_non_pii(prepared.record)
     if reference != prepared.reference:
-        raise InvalidResponse("INVALID_RESPONSE", 200, "the service answered another reference")
+        raise InvalidResponse(
+            ClientCode.INVALID_RESPONSE, 200, "the service answered another reference"
+        )
     return IssuedPayslip(
         service_reference=reference,
         created=created,
@@ -301,9 +303,11 @@ def issue_service_managed(
     try:
         png = base64.b64decode(answer.barcode.data, validate=True)
     except (binascii.Error, ValueError):
-        raise InvalidResponse("INVALID_RESPONSE", 201, "the badge is not base64 data") from None
+        raise InvalidResponse(
+            ClientCode.INVALID_RESPONSE, 201, "the badge is not base64 data"
+        ) from None
     if not png.startswith(b"\x89PNG"):
-        raise InvalidResponse("INVALID_RESPONSE", 201, "the badge is not a PNG image")
+        raise InvalidResponse(ClientCode.INVALID_RESPONSE, 201, "the badge is not a PNG image")
     return IssuedPayslip(
         service_reference=reference,
         created=True,

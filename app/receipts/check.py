@@ -20,7 +20,6 @@ same (PROTOCOL §11).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,8 +30,10 @@ import jwt
 from pydantic import ValidationError
 
 from app.api.trust import public_trust
+from app.inputs.classify import JWS_FORM, looks_like_receipt, receipts_in
+from app.inputs.reading import InputReading
 from app.verify.presentation import long_date, money
-from app.verify.verdicts import HEADLINES, meaning_of
+from app.verify.verdicts import HEADLINES, meaning_of, standing
 from service.protocol.schemas import RECEIPT_TYPE, ReceiptClaims
 from service.protocol.vocabulary import RecordStatus, Verdict
 
@@ -44,8 +45,6 @@ REVOKED_KEY = (
     "The key that signed this receipt was revoked after a leak; a genuine receipt from before "
     "the leak cannot be told from a forgery: verify the payslip again."
 )
-_JWS = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
-MAX_RECEIPT_CHARS = 8192
 
 State = Literal["genuine", "altered", "cannot_check"]
 EXIT_STATUS: dict[State, int] = {"genuine": 0, "altered": 1, "cannot_check": 2}
@@ -55,26 +54,18 @@ class ReceiptError(Exception):
     """The receipt or the keys cannot be had; the message is one plain line."""
 
 
-def looks_like_receipt(text: str) -> bool:
-    """A compact JWS whose header says it is a receipt (not checked: see `check_receipt`)."""
-    text = text.strip()
-    if len(text) > MAX_RECEIPT_CHARS or not _JWS.match(text):
-        return False
-    try:
-        return jwt.get_unverified_header(text).get("typ") == RECEIPT_TYPE
-    except jwt.PyJWTError:
-        return False
-
-
 def receipt_in(payloads: list[str]) -> str | None:
     """The first receipt among the texts one input yielded (a record's QR, a .jws file)."""
     return next((p.strip() for p in payloads if looks_like_receipt(p)), None)
 
 
-def receipts_in(texts: list[str]) -> list[str]:
-    """Every distinct receipt among the texts one input yielded, in order (an applicant's
-    record carries one per payslip)."""
-    return list(dict.fromkeys(t.strip() for t in texts if looks_like_receipt(t)))
+def receipts_on(reading: InputReading | None) -> list[str]:
+    """Every receipt one read input holds, its PDF's pages too (an applicant's record carries
+    one per payslip, and a reading keeps only the first text of a page)."""
+    if reading is None:
+        return []
+    pages = reading.pdf.page_payloads if reading.pdf is not None else []
+    return receipts_in([*reading.payloads, *pages])
 
 
 @dataclass(frozen=True)
@@ -93,7 +84,7 @@ class ReceiptCheck:
 def check_receipt(receipt: str, jwks: dict[str, Any]) -> ReceiptCheck:
     """Check `receipt` against the published keys `jwks` (a JWKS object)."""
     text = receipt.strip()
-    if not _JWS.match(text):
+    if not JWS_FORM.match(text):
         return ReceiptCheck("altered", "This is not a verification receipt.")
     try:
         header = jwt.get_unverified_header(text)
@@ -181,13 +172,8 @@ def load_jwks(source: str) -> dict[str, Any]:
 
 def verdict_words(claims: ReceiptClaims) -> tuple[str, str]:
     """The verdict the receipt records (VERIFIED / NOT VERIFIED) and why, in plain words."""
-    if claims.verified:
-        reason = "VERIFIED"
-    elif claims.status == RecordStatus.REVOKED:
-        reason = "REVOKED"
-    else:
-        reason = claims.status
-    meaning = meaning_of(reason)
+    known = claims.verified or claims.status == RecordStatus.REVOKED  # a record it knows
+    meaning = meaning_of(standing(claims.verified) if known else claims.status)
     verdict = Verdict.VERIFIED if claims.verified else Verdict.NOT_VERIFIED
     return HEADLINES[verdict], meaning.words
 

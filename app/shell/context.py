@@ -18,9 +18,9 @@ from app.api.fail_fast import issuer_client
 from app.api.pinning import pinned_context
 from app.api.probe import probe
 from app.issuer.local_issuer import adopt_stale_loopback
+from app.settings.desk import SecretStore, Settings
 from app.shell.office_tls import certificate_fingerprint, ensure_office_tls
 from app.shell.port_holder import PortTaken, port_holder
-from app.shell.settings import SecretStore, Settings
 from service.composition.config import default_data_dir
 from service.composition.demo import DemoInstance
 from service.composition.instance import is_initialised

@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from app.api.pinning import fingerprint_of_der
-from app.shell.settings import Settings, config_dir
+from app.settings.desk import Settings, config_dir
 from service.files.private import private_dir, write_private_text
 
 TLS_FOLDER = "tls"

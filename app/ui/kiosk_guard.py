@@ -63,7 +63,7 @@ class KioskKeeper(QObject):
             self._native = native
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        native = getattr(self, "_native", None)  # None while being built or torn down
+        native: QWindow | None = getattr(self, "_native", None)  # None while built or torn down
         if native is not None and watched is native:
             if (
                 event.type() == QEvent.Type.Expose

@@ -29,15 +29,15 @@ from PySide6.QtWidgets import (
 
 from app.shell.context import AppContext
 from app.ui import accessible_names
-from app.ui.admin_screen import AdminScreen
-from app.ui.fit_screen import DEFAULT_SIZE, fit_to_screen
+from app.ui.admin.screen import AdminScreen
 from app.ui.issue.screen import IssueScreen
 from app.ui.kiosk_guard import KioskKeeper
 from app.ui.pin_dialog import PinGuard, ask_pin
-from app.ui.service_panel import ServicePanel
-from app.ui.style import ACCENT, BACKDROP, screen_stylesheet
-from app.ui.tasks import TaskRunner
-from app.ui.verify_screen import VerifyScreen
+from app.ui.service.panel import ServicePanel
+from app.ui.verify.screen import VerifyScreen
+from app.ui.widgets.fit_screen import DEFAULT_SIZE, fit_to_screen
+from app.ui.widgets.style import ACCENT, BACKDROP, screen_stylesheet
+from app.ui.widgets.tasks import TaskRunner
 
 SANDBOX_STYLE = "background:#8a5a00;color:white;font-weight:bold;padding:6px;"
 NAV_STYLE = f"""

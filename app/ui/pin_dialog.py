@@ -5,7 +5,7 @@ desk's credentials, and a closed kiosk leaves a desktop open to whoever stands t
 never runs unlocked: the first kiosk start asks the operator to choose a PIN (or takes one from
 ``PAYSLIP_KIOSK_PIN``, or a ``kiosk_pin_hash`` already in settings.json, for fleet set-up), and
 refuses to start without one.
-The PIN is checked with :meth:`Settings.check_pin` (scrypt, memory-hard: app.shell.pin_hash;
+The PIN is checked with :meth:`Settings.check_pin` (scrypt, memory-hard: app.settings.pin_hash;
 constant time compare); a right PIN stored under the older PBKDF2 is re-hashed and saved. After a
 few wrong tries the dialog locks for a while, so guessing a 4-digit PIN at the desk takes hours
 instead of minutes. The count lives in a :class:`PinGuard` that outlives one dialog, so closing and
@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.shell.settings import Settings
-from app.ui.dialog_parts import dialog_buttons, error_line, prompt_column
+from app.settings.desk import Settings
+from app.ui.widgets.dialog_parts import dialog_buttons, error_line, prompt_column
 from service.composition.settings import read_settings
 
 PIN_ENV = "PAYSLIP_KIOSK_PIN"

@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
 
 from app.api.desk_check import desk_problem
 from app.api.pinning import normalize_fingerprint
-from app.shell.settings import SecretStore, Settings
-from app.ui.staff_style import label, section, set_status, staff_stylesheet, titled_column
-from app.ui.tasks import TaskRunner
+from app.settings.desk import SecretStore, Settings
+from app.ui.widgets.staff_style import label, section, set_status, staff_stylesheet, titled_column
+from app.ui.widgets.tasks import TaskRunner
 
 DEMO, CONNECT, ISSUE, SERVICE = "demo", "connect", "issue", "service"
 #: The screen each choice opens first.

@@ -1,2 +1,2 @@
-"""Verifying at the desk, Qt-free: the three verdicts, the pipeline from a reading to a verdict,
-the words a person reads, and `python -m app verify`."""
+"""Verifying at the desk, Qt-free: the three verdicts, the pipeline from a reading to a verdict
+and the words a person reads (`python -m app verify` is :mod:`app.commands.verify`)."""

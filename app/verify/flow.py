@@ -1,9 +1,12 @@
 """From an input reading to a verdict: the one verification pipeline the GUI and the CLI share.
 
 Every outcome carries a *reason*, a key of the one table in :mod:`app.verify.verdicts`, which
-decides
-its verdict and its plain words. Texts that are not payslip codes are refused here, before
-anything is sent: a typo or a stray QR code gets no verdict (``state == "no_code"``).
+decides its verdict and its plain words. Texts are classified once
+(:func:`app.inputs.classify.classify`): a code typed, pasted or scanned arrives here as a
+:class:`~app.inputs.classify.PayslipCode` (:func:`verify_code`); a reading's texts are sorted
+once (:func:`found_codes`), and what is not a payslip code is refused before anything is sent: a
+typo or a stray QR code gets no verdict (``state == "no_code"``). The code travels on in the
+attempt (``Attempt.sent``), so a receipt of the same check needs no second read.
 
 A PDF whose metadata and printed QR name different records is verified twice and reported as
 not verified (PROTOCOL §3), whatever each half says on its own.
@@ -14,14 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from app.api.errors import ApiError, unreachable_words
+from app.api.errors import ApiError, ClientCode, unreachable_words
 from app.document.check import TEXT_CODE, check_image, check_pdf
 from app.document.compare import DocumentCheck
+from app.inputs.classify import PayslipCode, payslip_codes
 from app.inputs.reading import InputReading
 from app.verify.presentation import shows_payslip_data, withheld_result
-from app.verify.verdicts import EXIT_STATUS, INPUT_PROBLEMS, Meaning, meaning_of
-from service.protocol.barcode_text import MAX_BARCODE_CHARS, BarcodeTextError, parse_barcode
-from service.protocol.schemas import VerificationResult
+from app.verify.verdicts import (
+    EXIT_STATUS,
+    INPUT_PROBLEMS,
+    AppOutcome,
+    InputProblem,
+    Meaning,
+    meaning_of,
+    standing,
+)
+from service.protocol.schemas import ReceiptResult, VerificationResult
 from service.protocol.vocabulary import Verdict
 
 State = Verdict | Literal["no_code"]
@@ -32,15 +43,10 @@ class Verifier(Protocol):
     def verify_payload(self, barcode: str) -> VerificationResult: ...
 
 
-def is_payslip_code(text: str) -> bool:
-    """True when ``text`` is one of the barcode forms of PROTOCOL §3 (checked locally)."""
-    if not text.strip() or len(text) > MAX_BARCODE_CHARS:
-        return False
-    try:
-        parse_barcode(text)
-    except BarcodeTextError:
-        return False
-    return True
+class ReceiptMaker(Protocol):
+    """What makes a signed receipt of a check (PROTOCOL §11): the desk's API client."""
+
+    def receipt(self, barcode: str) -> ReceiptResult: ...
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,8 @@ class Attempt:
     code: str | None = None
     request_id: str | None = None
     detail: str | None = None
+    sent: PayslipCode | None = None
+    """The payslip code this attempt sent (a receipt of the same check asks about it)."""
 
 
 @dataclass(frozen=True)
@@ -100,16 +108,20 @@ class Outcome:
     def explanation(self) -> str:
         if self.verdict is None:
             return self.detail or INPUT_PROBLEMS[self.reason]
-        if self.reason == "DOCUMENT_ALTERED" and self.document is not None:
+        if self.reason == AppOutcome.DOCUMENT_ALTERED and self.document is not None:
             return " ".join(self.document.sentences())
-        if self.reason == "SERVICE_UNREACHABLE" and self.attempts and self.attempts[0].detail:
+        if (
+            self.reason == ClientCode.SERVICE_UNREACHABLE
+            and self.attempts
+            and self.attempts[0].detail
+        ):
             # How it failed and which address was tried ("refused", "did not answer in time").
             return self.attempts[0].detail
         return self.meaning.words
 
     @property
     def instruction(self) -> str:
-        if self.verdict is None or (self.reason == "DOCUMENT_ALTERED" and self.document):
+        if self.verdict is None or (self.reason == AppOutcome.DOCUMENT_ALTERED and self.document):
             return ""  # the altered document's sentences end with what to do
         return self.meaning.instruction
 
@@ -127,9 +139,14 @@ class Outcome:
     def code(self) -> str | None:
         """The first error code the service (or the client) reported, if any; DOCUMENT_ALTERED
         for a genuine code on an altered page."""
-        if self.reason == "DOCUMENT_ALTERED":
+        if self.reason == AppOutcome.DOCUMENT_ALTERED:
             return self.reason
         return next((a.code for a in self.attempts if a.code), None)
+
+    @property
+    def sent(self) -> PayslipCode | None:
+        """The payslip code of the first attempt: what a verification record is made of."""
+        return next((a.sent for a in self.attempts if a.sent is not None), None)
 
     @property
     def request_id(self) -> str | None:
@@ -145,7 +162,7 @@ class Outcome:
             return {
                 "verified": False,
                 "verdict": verdict,
-                "reason": "CONFLICTING_CODES",
+                "reason": AppOutcome.CONFLICTING_CODES,
                 "results": [
                     withheld_result(a.result) if a.result else {"code": a.code}
                     for a in self.attempts
@@ -155,7 +172,7 @@ class Outcome:
         if self.result is not None:
             if shows_payslip_data(self.verdict):
                 return {**self.result.wire(), "verdict": verdict, **document}
-            code = {"code": self.reason} if self.reason == "DOCUMENT_ALTERED" else {}
+            code = {"code": self.reason} if self.reason == AppOutcome.DOCUMENT_ALTERED else {}
             withheld = withheld_result(self.result)
             return {**withheld, "verdict": verdict, "reason": self.reason, **code, **document}
         return {
@@ -165,48 +182,60 @@ class Outcome:
         }
 
 
-def attempt(client: Verifier, payload: str) -> Attempt:
+def attempt(client: Verifier, code: PayslipCode) -> Attempt:
     try:
-        return Attempt(result=client.verify_payload(payload))
+        return Attempt(result=client.verify_payload(code.text), sent=code)
     except ApiError as exc:
         return Attempt(
             code=exc.code,
             request_id=exc.request_id,
             detail=unreachable_words(exc) or exc.message,
+            sent=code,
         )
 
 
 def reason_of(first: Attempt) -> str:
     """The table key for one service answer."""
     if first.result is None:
-        return first.code or "API_ERROR"
-    return "VERIFIED" if first.result.verified else "REVOKED"
+        return first.code or ClientCode.API_ERROR
+    return standing(first.result.verified)
 
 
-def refusal(reading: InputReading) -> Outcome | None:
-    """The no-verdict outcome for a reading with no payslip code in it, else None."""
-    if not reading.payloads:
-        return Outcome("NO_CODE_FOUND")
-    if not any(is_payslip_code(p) for p in reading.payloads):
-        return Outcome("NOT_A_PAYSLIP_CODE")
-    return None
+def found_codes(payloads: list[str]) -> list[PayslipCode] | Outcome:
+    """The payslip codes among one input's texts (each classified once), or the no-verdict
+    outcome when there is none."""
+    if not payloads:
+        return Outcome(InputProblem.NO_CODE_FOUND)
+    return payslip_codes(payloads) or Outcome(InputProblem.NOT_A_PAYSLIP_CODE)
+
+
+def verify_codes(client: Verifier, codes: list[PayslipCode], disagreement: bool = False) -> Outcome:
+    """Send each code (at least one) and say how the check ended."""
+    attempts = [attempt(client, code) for code in codes]
+    if disagreement:
+        return Outcome(AppOutcome.CONFLICTING_CODES, attempts, disagreement=True)
+    return Outcome(reason_of(attempts[0]), attempts)
+
+
+def verify_code(client: Verifier, code: PayslipCode) -> Outcome:
+    """A code given as text (typed, pasted, scanned): no page to compare."""
+    return replace(verify_codes(client, [code]), compared=False)
 
 
 def verify_payloads(client: Verifier, payloads: list[str], disagreement: bool = False) -> Outcome:
     """Verify the payslip codes among ``payloads``; texts that are none are never sent."""
-    refused = refusal(InputReading(kind="text", payloads=payloads))
-    if refused is not None:
-        return refused
-    codes = [p for p in payloads if is_payslip_code(p)]
-    attempts = [attempt(client, p) for p in codes]
-    if disagreement:
-        return Outcome("CONFLICTING_CODES", attempts, disagreement=True)
-    return Outcome(reason_of(attempts[0]), attempts)
+    found = found_codes(payloads)
+    return found if isinstance(found, Outcome) else verify_codes(client, found, disagreement)
+
+
+def verify_found(client: Verifier, codes: list[PayslipCode], reading: InputReading) -> Outcome:
+    """Verify the codes found in ``reading``, then compare its page(s) with the result."""
+    return with_document_check(verify_codes(client, codes, reading.disagreement), reading)
 
 
 def verify_reading(client: Verifier, reading: InputReading) -> Outcome:
-    outcome = verify_payloads(client, reading.payloads, reading.disagreement)
-    return with_document_check(outcome, reading)
+    found = found_codes(reading.payloads)
+    return found if isinstance(found, Outcome) else verify_found(client, found, reading)
 
 
 def with_document_check(outcome: Outcome, reading: InputReading) -> Outcome:
@@ -216,11 +245,11 @@ def with_document_check(outcome: Outcome, reading: InputReading) -> Outcome:
     if reading.kind == "text":
         return replace(outcome, compared=False)
     result = outcome.result
-    if outcome.reason != "VERIFIED" or result is None or reading.data is None:
+    if outcome.reason != AppOutcome.VERIFIED or result is None or reading.data is None:
         return outcome
     if reading.kind == "pdf":
         document = check_pdf(reading.data, result)
     else:
         document = check_image(reading.data, result)
-    reason = "DOCUMENT_ALTERED" if document.status == "altered" else outcome.reason
+    reason = AppOutcome.DOCUMENT_ALTERED if document.status == "altered" else outcome.reason
     return replace(outcome, reason=reason, document=document)

@@ -23,7 +23,9 @@ app's own outcomes (VERIFIED, REVOKED, CONFLICTING_CODES and the API client's lo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
+from app.api.errors import ClientCode
 from service.protocol.errors import ErrorCode
 from service.protocol.vocabulary import Verdict
 
@@ -35,9 +37,12 @@ __all__ = [
     "NOT_A_PAYSLIP_CODE",
     "RECORDABLE",
     "UNKNOWN",
+    "AppOutcome",
+    "InputProblem",
     "Meaning",
     "meaning_of",
     "plain_words",
+    "standing",
 ]
 
 HEADLINES: dict[Verdict, str] = {
@@ -57,6 +62,32 @@ RECORDABLE = frozenset({Verdict.VERIFIED, Verdict.NOT_VERIFIED})
 CANNOT VERIFY says nothing about it, so there is nothing to prove."""
 
 NOT_A_PAYSLIP_CODE = "That is not a payslip code: scan the QR badge on the payslip"
+
+
+class AppOutcome(StrEnum):
+    """The app's own outcomes of a check, beside the wire codes and the client's codes."""
+
+    VERIFIED = "VERIFIED"
+    REVOKED = "REVOKED"
+    DOCUMENT_ALTERED = "DOCUMENT_ALTERED"
+    """A genuine code on a page whose printed figures differ (PROTOCOL §13)."""
+    CONFLICTING_CODES = "CONFLICTING_CODES"
+    """A PDF whose metadata and printed code name different records (PROTOCOL §3)."""
+
+
+class InputProblem(StrEnum):
+    """Why an input got no verdict at all (nothing was sent for it)."""
+
+    NOT_A_PAYSLIP_CODE = "NOT_A_PAYSLIP_CODE"
+    NO_CODE_FOUND = "NO_CODE_FOUND"
+    INPUT_UNREADABLE = "INPUT_UNREADABLE"
+
+
+def standing(verified: bool) -> AppOutcome:
+    """The one answer to "verified or revoked" for a result the service gave (a record it knows:
+    active, or revoked by its payroll provider)."""
+    return AppOutcome.VERIFIED if verified else AppOutcome.REVOKED
+
 
 _ACCEPT = "Accept this payslip."
 _REJECT = "Do not accept this payslip."
@@ -134,65 +165,70 @@ _WORDS: dict[ErrorCode, tuple[str, str]] = {
 """What each wire error code means at the desk, in plain words. The verdict is not here: it is
 the protocol's, so the service's table and this one cannot disagree."""
 
-_APP_OUTCOMES: dict[str, Meaning] = {
+_APP_OUTCOMES: dict[AppOutcome | ClientCode, Meaning] = {
     # -- the document is genuine and current
-    "VERIFIED": Meaning(
+    AppOutcome.VERIFIED: Meaning(
         Verdict.VERIFIED,
         "This payslip matches the record its payroll provider registered.",
         _ACCEPT,
     ),
     # -- the document is not (or no longer) good
-    "REVOKED": Meaning(
+    AppOutcome.REVOKED: Meaning(
         Verdict.NOT_VERIFIED,
         "The payroll provider has revoked this payslip. Ask the employee for the current one.",
         _REJECT,
     ),
-    "DOCUMENT_ALTERED": Meaning(
+    AppOutcome.DOCUMENT_ALTERED: Meaning(
         Verdict.NOT_VERIFIED,
         "The printed figures differ from the registered payslip: this copy was altered.",
         _REJECT,
     ),
-    "CONFLICTING_CODES": Meaning(
+    AppOutcome.CONFLICTING_CODES: Meaning(
         Verdict.NOT_VERIFIED,
         "The PDF's hidden payslip data and its printed code name different payslips: the "
         "document has been changed.",
         _REJECT,
     ),
     # -- the API client's own codes: no usable answer, nothing is known about the document
-    "SERVICE_UNREACHABLE": Meaning(
+    ClientCode.SERVICE_UNREACHABLE: Meaning(
         Verdict.CANNOT_VERIFY,
         "The verification service could not be reached.",
         "Try again. If it keeps happening, check the network.",
     ),
-    "INVALID_RESPONSE": Meaning(
+    ClientCode.INVALID_RESPONSE: Meaning(
         Verdict.CANNOT_VERIFY, "The service sent an answer this app does not understand.", _SUPPORT
     ),
-    "HTTP_ERROR": Meaning(
+    ClientCode.HTTP_ERROR: Meaning(
         Verdict.CANNOT_VERIFY, "The service refused the request in an unexpected way.", _OPERATOR
     ),
-    "API_ERROR": Meaning(
+    ClientCode.API_ERROR: Meaning(
         Verdict.CANNOT_VERIFY, "Something went wrong while checking this payslip.", _SUPPORT
     ),
 }
 
+if set(_APP_OUTCOMES) != {*AppOutcome, *ClientCode}:  # checked at import, like the wire words
+    raise RuntimeError("every app outcome and client code needs its meaning at the desk")
+
 MEANINGS: dict[str, Meaning] = {
-    **_APP_OUTCOMES,
+    **{code: meaning for code, meaning in _APP_OUTCOMES.items()},
     **{code: Meaning(code.verdict, *_WORDS[code]) for code in ErrorCode},
 }
 """Every outcome code (the service's error codes of PROTOCOL §6, the API client's own codes, and
 the app's VERIFIED / REVOKED / CONFLICTING_CODES) and what it means at the desk. Building it
 fails at import if a wire code has no words."""
 
-UNKNOWN = MEANINGS["API_ERROR"]
+UNKNOWN = MEANINGS[ClientCode.API_ERROR]
 """A code this app does not know yet (a newer service): nothing is known about the payslip."""
 
 INPUT_PROBLEMS: dict[str, str] = {
-    "NOT_A_PAYSLIP_CODE": NOT_A_PAYSLIP_CODE,
-    "NO_CODE_FOUND": "No payslip code was found. Hold the QR badge flat and well lit, "
+    InputProblem.NOT_A_PAYSLIP_CODE: NOT_A_PAYSLIP_CODE,
+    InputProblem.NO_CODE_FOUND: "No payslip code was found. Hold the QR badge flat and well lit, "
     "or load the PDF.",
-    "INPUT_UNREADABLE": "This file could not be read.",
+    InputProblem.INPUT_UNREADABLE: "This file could not be read.",
 }
 """Inputs that get no verdict at all: nothing was sent to the service."""
+if set(INPUT_PROBLEMS) != set(InputProblem):
+    raise RuntimeError("every input problem needs its words")
 
 
 def meaning_of(code: str | None) -> Meaning:

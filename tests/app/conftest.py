@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from app.__main__ import verify_command
+from app.commands.run import verify_command
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, start_demo_context
-from app.shell.settings import SecretStore, Settings
 from tests.commands import run_in_process
 
 if TYPE_CHECKING:

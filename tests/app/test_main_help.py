@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from app.__main__ import COMMANDS, _gui_parser, _verify_parser, main
-from app.issuer.cli import _parser as issue_run_parser
-from app.receipts.cli import parser as receipt_parser
+from app.__main__ import COMMANDS, _gui_parser, main
+from app.commands.issue_run import _parser as issue_run_parser
+from app.commands.receipt import parser as receipt_parser
+from app.commands.run import verify_parser
 from tests.commands import run_in_process
 from tests.service.cli.test_help_texts import missing_help, naming_files
 
 PARSERS = {
     "app": _gui_parser,
-    "verify": _verify_parser,
+    "verify": verify_parser,
     "issue-run": issue_run_parser,
     "receipt": receipt_parser,
 }

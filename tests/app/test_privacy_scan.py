@@ -25,8 +25,8 @@ import pytest
 from app.issuer.ledger import ledger_dir
 from app.issuer.records import IssuerKey, issue_self_managed, issue_service_managed
 from app.shell.context import AppContext
-from app.ui.tasks import TaskRunner
-from app.ui.verify_screen import VerifyScreen
+from app.ui.verify.screen import VerifyScreen
+from app.ui.widgets.tasks import TaskRunner
 from service.hosting.server import start
 from service.protocol.pii_text import build_pii_text
 from testbed.factories import NZ_V2 as FACTORY_NZ_V2

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app.shell.settings import Settings
+from app.settings.desk import Settings
 from testbed.waiting import wait_until
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]

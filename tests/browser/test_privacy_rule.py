@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from app.shell.context import verifier_client
-from app.ui.result_card import ResultCard
+from app.ui.verify.result_card import ResultCard
 from app.verify.flow import verify_payloads
 from tests.browser.conftest import DEMO_EMPLOYEE, OpenPhone, PhoneService
 from tests.commands import run_module

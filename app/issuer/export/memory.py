@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.issuer.export.mapping import ExportMapping, MappingError, norm_header
-from app.shell.settings import Settings
+from app.settings.desk import Settings
 
 __all__ = ["SETTINGS_KEY", "header_key", "remember_mapping", "remembered_mapping"]
 

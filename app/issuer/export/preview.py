@@ -17,7 +17,7 @@ from app.issuer.export.suggest import suggest_for_file
 from app.issuer.fields import cents_to_money
 from app.issuer.run.rows import PayrunRow
 from app.issuer.run.source import is_own_layout
-from app.shell.settings import Settings
+from app.settings.desk import Settings
 
 __all__ = ["ExportLook", "PreviewRow", "look_at", "preview_rows"]
 

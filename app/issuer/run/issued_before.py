@@ -15,12 +15,14 @@ from __future__ import annotations
 from app.issuer.ledger import AlreadyIssued, Issued, Ledger, day_words, payslip_key
 from app.issuer.run.results import RunSettings
 from app.issuer.run.rows import PayrunRow
-from app.issuer.run.source import read_payrun
+from app.issuer.run.source import PayrunSource
 
 __all__ = ["issued_before", "skipped_reason"]
 
 
-def issued_before(settings: RunSettings, ledger: Ledger | None) -> dict[int, Issued]:
+def issued_before(
+    settings: RunSettings, ledger: Ledger | None, source: PayrunSource
+) -> dict[int, Issued]:
     """Row number -> the earlier payslip, for rows to skip. Raises `AlreadyIssued` when rows
     were issued before and the settings say stop; {} when they say issue again."""
     if ledger is None or settings.already_issued == "again":
@@ -29,12 +31,10 @@ def issued_before(settings: RunSettings, ledger: Ledger | None) -> dict[int, Iss
     if not earlier:
         return {}
     matches: list[tuple[int, Issued]] = []
-    rows = read_payrun(
-        settings.source,
+    rows = source.rows(
         default_schema=settings.default_schema,
         # A combined PDF is split later; rows are matched by their figures, not their PDFs.
         pdf_dir=settings.pdf_dir if settings.combined_pdf is None else None,
-        mapping=settings.mapping,
     )
     for row in rows:
         if isinstance(row, PayrunRow):

@@ -29,6 +29,7 @@ from app.issuer.workers import OutputDone, OutputJob, OutputPool, make_durable
 from app.issuer.workers import Pending as PendingJobs
 from app.output.files import OutputError
 from service.protocol.barcode_text import build_payload_v2, build_scan_url_v2
+from service.protocol.errors import ErrorCode
 from service.protocol.schemas import BatchResultItem
 
 __all__ = ["BatchOutputs", "Window"]
@@ -36,11 +37,11 @@ __all__ = ["BatchOutputs", "Window"]
 Window = list[RecordResult | Entry]
 """A stretch of rows in file order: final results, and entries waiting for their batch."""
 
-_REASONS = {
-    "CONFLICT": "this reference is already registered with different data (the first record is "
-    "kept); was this output folder used for another pay run?",
-    "IV_REUSED": "this encryption was already used for another payslip; issue this row again in "
-    "a new run (it will be encrypted afresh)",
+_REASONS: dict[str, str] = {
+    ErrorCode.CONFLICT: "this reference is already registered with different data (the first "
+    "record is kept); was this output folder used for another pay run?",
+    ErrorCode.IV_REUSED: "this encryption was already used for another payslip; issue this row "
+    "again in a new run (it will be encrypted afresh)",
 }
 
 

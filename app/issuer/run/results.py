@@ -1,10 +1,10 @@
 """What a pay run is given and what it gives back: its settings, each row's result, the summary
 and the two ways it can stop early.
 
-These are the run's public vocabulary: the command line (`app.issuer.cli`), the pay-run tab and
-the results file all speak it, while the journal, reconciliation and output modules only produce
-it. A `RecordResult` is exactly one line of `results.csv` and is also what the journal stores for
-an acknowledged row, so it never holds personal data.
+These are the run's public vocabulary: the command line (`app.commands.issue_run`), the pay-run
+tab and the results file all speak it, while the journal, reconciliation and output modules only
+produce it. A `RecordResult` is exactly one line of `results.csv` and is also what the journal
+stores for an acknowledged row, so it never holds personal data.
 """
 
 from __future__ import annotations

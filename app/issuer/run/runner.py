@@ -83,7 +83,7 @@ from app.issuer.run.results import (
     RunSummary,
 )
 from app.issuer.run.rows import PayrunRow, RowProblem
-from app.issuer.run.source import check_header, count_rows, read_payrun, read_raw_rows
+from app.issuer.run.source import PayrunSource
 from app.issuer.workers import remove_stale_temporaries
 from app.output.files import atomic_writer, check_writable
 from service.protocol.schemas import BatchResultItem
@@ -151,7 +151,10 @@ class PayRun:
         self._started = time.monotonic()
         settings = self.settings
         out = settings.out_dir
-        check_header(settings.source, settings.mapping)
+        # Opened once: what kind of file it is is decided here, for the header check, the
+        # ledger's look, the combined PDF's split, the count and the rows alike.
+        source = self._source = PayrunSource.open(settings.source, settings.mapping)
+        source.check_header()
         check_writable(out)
         for sub in ("badges", "pdfs") if settings.pdf_dir else ("badges",):
             check_writable(out / sub)
@@ -162,7 +165,7 @@ class PayRun:
                 "folder so no payslip is issued twice"
             )
         # Rows issued before (another folder, another day): stop before anything is written.
-        self._skip = issued_before(settings, self._ledger)
+        self._skip = issued_before(settings, self._ledger, source)
         journal = RunJournal.open(out)
         remove_stale_temporaries(out)
         notes: tuple[str, ...] = ()
@@ -171,7 +174,7 @@ class PayRun:
             if settings.combined_pdf is not None:
                 notes = self._split_combined()
             acked, pending = replay(journal)
-            self.progress.total = count_rows(settings.source, settings.mapping)
+            self.progress.total = source.count()
             self._report()
             with atomic_writer(out / RESULTS_NAME) as raw:
                 text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
@@ -211,11 +214,7 @@ class PayRun:
         self.progress.phase = "checking"
         self._report()
         texts = page_texts(settings.combined_pdf)
-        people = people_of(
-            read_raw_rows(
-                settings.source, default_schema=settings.default_schema, mapping=settings.mapping
-            )
-        )
+        people = people_of(self._source.raw_rows(default_schema=settings.default_schema))
         assignment = assign_pages(texts, people)
         self._pdf_names = split_pdf(settings.combined_pdf, assignment, settings.pdf_dir)
         self._notes = {row: "; ".join(n) for row, n in assignment.row_notes.items()}
@@ -237,11 +236,9 @@ class PayRun:
         window: Window = []
         batch: list[Entry] = []
         batch_number = 0
-        rows = read_payrun(
-            settings.source,
+        rows = self._source.rows(
             default_schema=settings.default_schema,
             pdf_dir=settings.pdf_dir,
-            mapping=settings.mapping,
             pdf_names=self._pdf_names,
         )
         for item in self._checked(rows):

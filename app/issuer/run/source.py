@@ -47,6 +47,7 @@ from app.issuer.run.rows import (
 from app.output.files import unreadable
 
 __all__ = [
+    "PayrunSource",
     "check_header",
     "count_rows",
     "is_own_layout",
@@ -131,16 +132,83 @@ def is_own_layout(path: Path) -> bool:
     """Whether a CSV's header uses today's column names exactly (else it is read as a
     payroll export: headers case-folded, and any unknown one refused)."""
     with open_table(path) as table:
-        return all(not h.strip() or is_target(h.strip()) for h in table.header)
+        return _own_header(table.header)
 
 
-def _is_export(path: Path, mapping: ExportMapping | None) -> bool:
-    """Whether a file is read as a payroll export (`app.issuer.export`): a workbook, a CSV with a
-    mapping, or a CSV whose headers are not all today's column names. JSON never is."""
-    suffix = path.suffix.lower()
-    return suffix not in _JSON_SUFFIXES and (
-        mapping is not None or suffix in (".xlsx", ".xlsm") or not is_own_layout(path)
-    )
+def _own_header(header: list[str]) -> bool:
+    return all(not h.strip() or is_target(h.strip()) for h in header)
+
+
+class PayrunSource:
+    """One pay-run file, what kind it is decided once, when it is opened.
+
+    A JSON or JSON Lines file is in today's layout; anything else is opened once for its header:
+    a workbook, a CSV with a mapping, or a CSV whose headers are not all today's column names is
+    a payroll system's export (`app.issuer.export`), the rest a CSV in today's layout. Then it
+    answers the header check, the row count and the rows (checked or raw) without deciding again.
+    Opening raises PayrunFileError when the file cannot be read.
+    """
+
+    def __init__(self, path: Path, mapping: ExportMapping | None, header: list[str] | None):
+        self.path = path
+        self.mapping = mapping
+        self.header = header
+        """The header line (None for JSON, whose rows are checked one by one)."""
+        suffix = path.suffix.lower()
+        self.is_export = header is not None and (
+            mapping is not None or suffix in (".xlsx", ".xlsm") or not _own_header(header)
+        )
+
+    @classmethod
+    def open(cls, path: Path, mapping: ExportMapping | None = None) -> PayrunSource:
+        if path.suffix.lower() in _JSON_SUFFIXES:
+            return cls(path, mapping, None)
+        chosen = mapping or ExportMapping()
+        with open_table(path, sheet=chosen.sheet, skip_rows=chosen.skip_rows) as table:
+            return cls(path, mapping, list(table.header))
+
+    def check_header(self) -> None:
+        """Raise PayrunFileError when the header has columns nobody placed, so a run stops
+        before it opens a journal or sends anything (JSON: checked per row)."""
+        if self.header is not None:
+            resolve_headers(self.header, self.mapping or ExportMapping())
+
+    def count(self) -> int | None:
+        """A quick estimate of the number of rows (see :func:`count_rows`)."""
+        return count_rows(self.path, self.mapping)
+
+    def rows(
+        self,
+        *,
+        default_schema: str | None = None,
+        pdf_dir: Path | None = None,
+        pdf_names: Mapping[int, str] | None = None,
+    ) -> Iterator[PayrunRow | RowProblem]:
+        """Every row, checked, in file order; a bad row is a RowProblem and reading goes on.
+        `pdf_names` (row number -> file in `pdf_dir`) names each row's PDF when the PDFs come
+        split from one combined PDF."""
+        if self.is_export:
+            yield from read_export(
+                self.path,
+                self.mapping or ExportMapping(),
+                default_schema=default_schema,
+                pdf_dir=pdf_dir,
+                pdf_names=pdf_names,
+            )
+            return
+        seen: dict[str, int] = {}
+        with _own_layout_rows(self.path) as rows:
+            for raw in _with_pdf_names(rows, pdf_names):
+                yield check_row(raw, default_schema, seen, pdf_dir)
+
+    def raw_rows(self, *, default_schema: str | None = None) -> Iterator[RowInput]:
+        """The rows in the neutral shape, unchecked (to match pages of a combined PDF to rows)."""
+        if self.is_export:
+            mapping = self.mapping or ExportMapping()
+            yield from read_export_raw(self.path, mapping, default_schema=default_schema)
+            return
+        with _own_layout_rows(self.path) as rows:
+            yield from rows
 
 
 @contextlib.contextmanager
@@ -185,46 +253,22 @@ def read_payrun(
     mapping: ExportMapping | None = None,
     pdf_names: Mapping[int, str] | None = None,
 ) -> Iterator[PayrunRow | RowProblem]:
-    """Every row of a pay-run file, checked, in file order. Raises PayrunFileError only when the
-    file as a whole cannot be read; a bad row is a RowProblem and reading goes on.
-
-    A payroll system's export (an XLSX, a CSV with a `mapping`, or a CSV whose headers are not
-    all today's column names) is read by `app.issuer.export`; `pdf_names` (row number -> file in
-    `pdf_dir`) names each row's PDF when the PDFs come split from one combined PDF."""
-    if _is_export(path, mapping):
-        yield from read_export(
-            path,
-            mapping or ExportMapping(),
-            default_schema=default_schema,
-            pdf_dir=pdf_dir,
-            pdf_names=pdf_names,
-        )
-        return
-    seen: dict[str, int] = {}
-    with _own_layout_rows(path) as rows:
-        for raw in _with_pdf_names(rows, pdf_names):
-            yield check_row(raw, default_schema, seen, pdf_dir)
+    """Every row of a pay-run file, checked, in file order (:meth:`PayrunSource.rows`). Raises
+    PayrunFileError only when the file as a whole cannot be read."""
+    source = PayrunSource.open(path, mapping)
+    yield from source.rows(default_schema=default_schema, pdf_dir=pdf_dir, pdf_names=pdf_names)
 
 
 def check_header(path: Path, mapping: ExportMapping | None = None) -> None:
-    """Raise PayrunFileError now when the file cannot be opened or has headers nobody placed,
-    so a run stops before it opens a journal or sends anything (JSON: checked per row)."""
-    if path.suffix.lower() in _JSON_SUFFIXES:
-        return
-    mapping = mapping or ExportMapping()
-    with open_table(path, sheet=mapping.sheet, skip_rows=mapping.skip_rows) as table:
-        resolve_headers(table.header, mapping)
+    """Raise PayrunFileError now when the file cannot be opened or has headers nobody placed."""
+    PayrunSource.open(path, mapping).check_header()
 
 
 def read_raw_rows(
     path: Path, *, default_schema: str | None = None, mapping: ExportMapping | None = None
 ) -> Iterator[RowInput]:
     """The rows in the neutral shape, unchecked (to match pages of a combined PDF to rows)."""
-    if _is_export(path, mapping):
-        yield from read_export_raw(path, mapping or ExportMapping(), default_schema=default_schema)
-        return
-    with _own_layout_rows(path) as rows:
-        yield from rows
+    yield from PayrunSource.open(path, mapping).raw_rows(default_schema=default_schema)
 
 
 def count_rows(path: Path, mapping: ExportMapping | None = None) -> int | None:

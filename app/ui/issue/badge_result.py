@@ -19,10 +19,10 @@ from app.issuer.messages import describe_error
 from app.issuer.records import IssuedPayslip
 from app.output.files import atomic_write_bytes
 from app.shell.context import AppContext
-from app.ui.folders import open_file, save_file
 from app.ui.issue.field_editor import compact_combo
-from app.ui.staff_style import label, section
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.folders import open_file, save_file
+from app.ui.widgets.staff_style import label, section
+from app.ui.widgets.tasks import TaskRunner
 from service.documents.pdf_stamp import CORNERS, stamp_badge
 
 STAMP_SUFFIX = "-badge"

@@ -17,7 +17,7 @@ from app.issuer.pii import (
     nz_address,
 )
 from app.ui.issue.field_editor import ERROR_STYLE
-from app.ui.staff_style import panel
+from app.ui.widgets.staff_style import panel
 
 AU_PII = (
     ("employee_name", "Employee name *"),

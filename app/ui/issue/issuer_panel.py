@@ -36,7 +36,7 @@ from app.issuer.local_issuer import (
 )
 from app.issuer.records import IssuerKey
 from app.shell.context import AppContext
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.tasks import TaskRunner
 from service.hosting.network_address import is_loopback_url
 from service.protocol.sealing import decode_key
 

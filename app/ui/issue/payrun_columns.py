@@ -34,7 +34,7 @@ from app.issuer.export.field_words import COMMON_FIELDS
 from app.issuer.export.mapping import DATE_FORMATS, IGNORE, ExportMapping, MappingError
 from app.issuer.export.preview import ExportLook, PreviewRow, mapping_from
 from app.issuer.fields import field_index
-from app.ui.staff_style import label, section, set_status
+from app.ui.widgets.staff_style import label, section, set_status
 from service.protocol.vocabulary import PayslipSchema
 
 SCHEMAS = (

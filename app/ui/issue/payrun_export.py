@@ -20,7 +20,7 @@ from app.shell.context import AppContext
 from app.ui.issue.payrun_columns import ExportColumns
 from app.ui.issue.payrun_files import PayRunFiles
 from app.ui.issue.payrun_progress import RunProgress
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.tasks import TaskRunner
 
 __all__ = ["ExportColumnsFlow"]
 

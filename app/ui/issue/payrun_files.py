@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 
 from app.shell import resources
 from app.shell.context import AppContext
-from app.ui.folders import choose_folder, open_file
-from app.ui.staff_style import label, section
+from app.ui.widgets.folders import choose_folder, open_file
+from app.ui.widgets.staff_style import label, section
 
 
 class PayRunFiles(QObject):

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 from app.api.client import ApiClient
 from app.issuer.ledger import AlreadyIssued, Issued, Ledger, revoke_issued
 from app.issuer.row_status import RowStatus
-from app.ui.staff_style import label, plural, set_status
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.staff_style import label, plural, set_status
+from app.ui.widgets.tasks import TaskRunner
 
 NAMED_AT_MOST = 12
 """Payslips named one per line in a confirmation; the rest are counted."""

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QVBoxLayout
 
 from app.issuer.progress import PhaseCount, Progress
-from app.ui.staff_style import label
+from app.ui.widgets.staff_style import label
 
 SCALE = 1000
 """The bar counts thousandths of the whole run, so it moves smoothly through every phase."""

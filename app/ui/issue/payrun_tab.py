@@ -37,7 +37,7 @@ from app.issuer.row_status import RowStatus
 from app.issuer.run.results import MAX_BATCH, RunCancelled, RunInterrupted, RunSettings, RunSummary
 from app.issuer.run.rows import PayrunRow, RowProblem
 from app.issuer.run.runner import PayRun
-from app.issuer.run.source import count_rows, read_payrun
+from app.issuer.run.source import PayrunSource
 from app.shell.context import AppContext
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_columns import ExportColumns
@@ -47,8 +47,8 @@ from app.ui.issue.payrun_issued import IssuedBefore, not_revoked, registered
 from app.ui.issue.payrun_progress import SCALE, RunProgress, phase_views, snapshot
 from app.ui.issue.results import READY, ProblemsFilter, ResultsModel
 from app.ui.issue.two_columns import TwoColumns
-from app.ui.staff_style import label, plural, section, set_status
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.staff_style import label, plural, section, set_status
+from app.ui.widgets.tasks import TaskRunner
 
 CHECK_REPORT_EVERY = 50
 ALREADY_ISSUED: dict[str, Literal["stop", "skip", "again"]] = {"skip": "skip", "again": "again"}
@@ -232,12 +232,13 @@ class PayRunTab(ExportColumnsFlow, QWidget):
         signals = self.run_signals
 
         def work() -> CheckOutcome:
-            total = count_rows(source, mapping)
+            opened = PayrunSource.open(source, mapping)  # its kind decided once
+            total = opened.count()
             ready = 0
             problems: list[RowProblem] = []
             chunk: list[tuple[int, str, str, str, str]] = []
             done = 0
-            for item in read_payrun(source, pdf_dir=pdf_dir, mapping=mapping):
+            for item in opened.rows(pdf_dir=pdf_dir):
                 done += 1
                 if isinstance(item, PayrunRow):
                     ready += 1

@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout
 
 from app.ui.issue.field_editor import compact_combo
-from app.ui.staff_style import label
+from app.ui.widgets.staff_style import label
 from service.protocol.vocabulary import PayslipSchema
 
 #: Country first, in words; the older formats only under "More formats".

@@ -11,9 +11,9 @@ from app.shell.context import AppContext
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.payrun_tab import PayRunTab
 from app.ui.issue.single import SinglePayslipTab
-from app.ui.office_down import OfficeDownNotice
-from app.ui.staff_style import staff_screen, titled_column
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.office_down import OfficeDownNotice
+from app.ui.widgets.staff_style import staff_screen, titled_column
+from app.ui.widgets.tasks import TaskRunner
 
 
 class IssueScreen(QWidget):

@@ -46,8 +46,8 @@ from app.ui.issue.form import PayslipForm, ScrollBody
 from app.ui.issue.issuer_panel import IssuerPanel
 from app.ui.issue.schema_choice import SchemaChoice
 from app.ui.issue.two_columns import TWO_COLUMNS_FROM, TwoColumns
-from app.ui.staff_style import label, plural, section, set_status
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.staff_style import label, plural, section, set_status
+from app.ui.widgets.tasks import TaskRunner
 from service.protocol.schemas import SchemaValidationError
 
 MIN_IDLE_SECONDS = 120

@@ -26,7 +26,7 @@ from app.issuer.local_issuer import save_local_issuer
 from app.issuer.messages import describe_error
 from app.shell.context import VERIFY_REFUSED_AFTER, AppContext, verifier_client
 from app.ui.issue.screen import IssueScreen
-from app.ui.tasks import TaskRunner
+from app.ui.widgets.tasks import TaskRunner
 from service.composition.demo import sample_records
 from tests.app.api.faults import FakeTime
 from tests.app.ui.test_office_service import NZ_PII

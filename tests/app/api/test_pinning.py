@@ -18,9 +18,9 @@ from app.api.client import ApiClient
 from app.api.errors import UNREACHABLE_WORDS, ApiError, ServiceUnreachable
 from app.api.pinning import fingerprint_words, normalize_fingerprint, pinned_context
 from app.api.probe import probe
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import desk_options, office_fingerprint, start_embedded_context
 from app.shell.office_tls import certificate_fingerprint, make_self_signed
-from app.shell.settings import SecretStore, Settings
 from service.hosting.tls import server_context
 
 SECRET = "desk-secret-that-must-never-leave"

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from app.applicant.documents import Document, Payslip
 from app.applicant.income import frequency_of, half_up, income_of, share_of_net
-from app.applicant.money import format_minor, minor_amount
-from app.applicant.names import same_name
 from app.applicant.problems import Check
 from app.applicant.rules import check_set, financial_year
+from app.document.money import format_minor, minor_amount
+from app.document.names import same_name
 from service.protocol.vocabulary import Verdict
 
 ISSUER = "0f8e8d3c-1111-4222-8333-444455556666"

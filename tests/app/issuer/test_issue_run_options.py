@@ -2,8 +2,9 @@
 line on stderr and exit code 2, checked in a fixed order before any service is started or
 contacted; a service that cannot be reached stops the run with exit code 3.
 
-`app.issuer.cli.main` is split into option checks, connecting and running; these tests pin every
-refusal, which one wins when several apply, and the stop. In-process: no service is started.
+`app.commands.issue_run.main` is split into option checks, connecting and running; these tests
+pin every refusal, which one wins when several apply, and the stop. In-process: no service is
+started.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.issuer.cli import main
+from app.commands.issue_run import main
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
 

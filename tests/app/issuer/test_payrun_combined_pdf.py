@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from app.__main__ import verify_command
 from app.api import ApiClient
+from app.commands.run import verify_command
 from app.issuer import IssuerKey, PayRun, RunSettings
 from app.issuer.export.combined_pdf import SPLIT_DIR, Person, assign_pages
 from app.issuer.export.mapping import ExportMapping

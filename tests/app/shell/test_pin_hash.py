@@ -12,7 +12,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QDialog
 
-from app.shell.pin_hash import (
+from app.settings.desk import Settings
+from app.settings.pin_hash import (
     MAX_N,
     SCRYPT_N,
     SCRYPT_P,
@@ -21,7 +22,6 @@ from app.shell.pin_hash import (
     needs_upgrade,
     verify_pin,
 )
-from app.shell.settings import Settings
 from app.ui.pin_dialog import MAX_TRIES, PinDialog, PinGuard
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from app.__main__ import _setup_logging
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import start_embedded_context
-from app.shell.settings import SecretStore, Settings
 from service.cli.errors import _write_traceback
 from service.composition.instance import MASTER_KEY_FILE, init_instance
 

@@ -36,10 +36,10 @@ def main() -> int:
     os.environ["PAYSLIP_CONFIG_DIR"] = str(config)
     os.environ["PAYSLIP_NO_KEYRING"] = "1"
     app = QApplication(sys.argv)
+    from app.settings.desk import SecretStore, Settings
     from app.shell.context import start_demo_context
-    from app.shell.settings import SecretStore, Settings
+    from app.ui.admin.pair_dialog import PairDialog
     from app.ui.main_window import MainWindow
-    from app.ui.pair_dialog import PairDialog
     from testbed.applicant_payslips import register_fortnights
 
     context = start_demo_context(Settings(), SecretStore(config, use_keyring=False))

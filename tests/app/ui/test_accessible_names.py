@@ -18,7 +18,7 @@ from app.ui import accessible_names
 from app.ui.accessible_names import needs_name
 from app.ui.main_window import MainWindow
 from app.ui.pin_dialog import PinDialog, PinGuard, SetPinDialog
-from app.ui.settings_dialog import SettingsDialog
+from app.ui.verify.settings_dialog import SettingsDialog
 
 pytestmark = pytest.mark.gui
 

@@ -18,12 +18,12 @@ import pytest
 from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from app.shell.context import AppContext
-from app.ui.admin_credentials import CredentialsDialog
+from app.ui.admin.credentials import CredentialsDialog
 from app.ui.issue.payrun_files import PayRunFiles
-from app.ui.service_address import AddressSection
-from app.ui.verify_screen import VerifyScreen
+from app.ui.service.address import AddressSection
+from app.ui.verify.screen import VerifyScreen
 from tests.app.ui.file_dialogs import FileDialogs
-from tests.app.ui.test_verify_screen import make_screen  # noqa: F401 - the fixture
+from tests.app.ui.verify.test_verify_screen import make_screen  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.gui
 

@@ -23,7 +23,7 @@ from pytestqt.qtbot import QtBot
 from app.shell.context import AppContext
 from app.ui.main_window import MainWindow
 from app.ui.pin_dialog import PinDialog, PinGuard, SetPinDialog
-from app.ui.settings_dialog import SettingsDialog
+from app.ui.verify.settings_dialog import SettingsDialog
 from app.ui.welcome import WelcomeDialog
 
 pytestmark = pytest.mark.gui

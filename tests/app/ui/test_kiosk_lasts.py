@@ -18,8 +18,8 @@ from PySide6.QtCore import QDeadlineTimer, QEvent, QEventLoop
 from PySide6.QtWidgets import QApplication
 
 from app.shell.context import AppContext
-from app.ui.tasks import TaskRunner
-from app.ui.verify_screen import VerifyScreen
+from app.ui.verify.screen import VerifyScreen
+from app.ui.widgets.tasks import TaskRunner
 
 pytestmark = pytest.mark.gui
 

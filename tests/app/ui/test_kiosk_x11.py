@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from app.shell.settings import Settings
+from app.settings.desk import Settings
 from service.protocol.barcode_text import build_payload_v2
 from testbed.waiting import wait_until
 from testbed.xdisplay import XDisplay, stop, x_display

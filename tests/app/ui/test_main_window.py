@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QDialog, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.shell.context import AppContext
-from app.shell.gui import make_excepthook
 from app.ui.main_window import MainWindow
+from app.ui.start import make_excepthook
 from testbed.factories import MARKER_NAME
 from tests.app.ui.dialog_answers import DialogAnswers, all_of, cancel, type_pin
 
@@ -146,7 +146,7 @@ def test_first_kiosk_start_sets_a_pin_or_does_not_start(
     dialog_answers: DialogAnswers,
 ) -> None:
 
-    from app.shell.settings import Settings
+    from app.settings.desk import Settings
     from app.ui import pin_dialog
     from app.ui.pin_dialog import SetPinDialog, ensure_kiosk_pin
 
@@ -209,7 +209,7 @@ def test_the_kiosk_does_not_start_without_a_pin(
     dialog_answers: DialogAnswers,
 ) -> None:
 
-    from app.shell import gui
+    from app.ui import start as gui
     from app.ui.pin_dialog import PIN_ENV
 
     monkeypatch.delenv(PIN_ENV, raising=False)

@@ -22,8 +22,8 @@ from pytestqt.qtbot import QtBot
 from app.shell.context import AppContext
 from app.shell.port_holder import port_holder
 from app.ui.issue.screen import IssueScreen
-from app.ui.service_panel import ServicePanel
-from app.ui.tasks import TaskRunner
+from app.ui.service.panel import ServicePanel
+from app.ui.widgets.tasks import TaskRunner
 from service.hosting.network_address import choose_port, port_free
 from tests.app.ui.test_office_service import Office, add_issuer_used_here, admin_screen, issue_one
 

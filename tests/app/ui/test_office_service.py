@@ -17,12 +17,12 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.issuer.local_issuer import THIS_COMPUTER, load_local_issuer
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, start_embedded_context
-from app.shell.settings import SecretStore, Settings
-from app.ui.admin_screen import AdminScreen
+from app.ui.admin.screen import AdminScreen
 from app.ui.issue.screen import IssueScreen
-from app.ui.service_panel import ServicePanel
-from app.ui.tasks import TaskRunner
+from app.ui.service.panel import ServicePanel
+from app.ui.widgets.tasks import TaskRunner
 from service.composition.demo import sample_records
 from service.hosting.network_address import choose_port
 from tests.app.shots import shoot

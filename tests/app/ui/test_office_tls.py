@@ -13,15 +13,15 @@ from pytestqt.qtbot import QtBot
 
 from app.api.errors import ServiceUnreachable
 from app.api.pinning import fingerprint_words
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import start_embedded_context, start_remote_context
 from app.shell.office_tls import certificate_fingerprint
-from app.shell.settings import SecretStore, Settings
-from app.ui.admin_overview import NO_OVERVIEW
-from app.ui.admin_screen import AdminScreen
-from app.ui.pair_dialog import PairDialog
-from app.ui.service_panel import ServicePanel, restart_embedded
-from app.ui.tasks import TaskRunner
+from app.ui.admin.overview import NO_OVERVIEW
+from app.ui.admin.pair_dialog import PairDialog
+from app.ui.admin.screen import AdminScreen
+from app.ui.service.panel import ServicePanel, restart_embedded
 from app.ui.welcome import WelcomeDialog
+from app.ui.widgets.tasks import TaskRunner
 
 
 def connect(

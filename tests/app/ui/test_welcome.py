@@ -11,8 +11,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QLabel
 from pytestqt.qtbot import QtBot
 
+from app.settings.desk import SecretStore, Settings
 from app.shell.context import AppContext, start_remote_context
-from app.shell.settings import SecretStore, Settings
 from app.ui.main_window import MainWindow
 from app.ui.welcome import CHOICES, WelcomeDialog, first_run_choice
 from tests.app.shots import shoot
@@ -124,7 +124,7 @@ def test_getting_started_reopens_the_welcome_from_the_running_app(
 def test_settings_open_the_welcome_again_but_not_at_the_kiosk(
     qtbot: QtBot, demo_context: AppContext, no_leaks: None
 ) -> None:
-    from app.ui.settings_dialog import SettingsDialog
+    from app.ui.verify.settings_dialog import SettingsDialog
 
     window = MainWindow(demo_context)
     qtbot.addWidget(window)

@@ -40,7 +40,7 @@ def _remote(ctx: AppContext) -> list[str]:
 
 
 def _blank_pdf() -> bytes:
-    from app.shell.self_test import blank_pdf
+    from app.ui.self_test import blank_pdf
 
     return blank_pdf()
 

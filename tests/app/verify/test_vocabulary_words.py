@@ -9,12 +9,12 @@ import pytest
 from app.applicant.report import SET_WORDS
 from app.issuer.pii import PII_FORMAT_FOR_SCHEMA, format_for_schema
 from app.issuer.row_status import RowStatus
-from app.ui.admin_overview import KEY_STATES
+from app.ui.admin.overview import KEY_STATES
 from app.ui.issue.payrun_columns import SCHEMAS
 from app.ui.issue.results import READY, ResultsModel
 from app.ui.issue.schema_choice import CURRENT, OLDER, SCHEMA_LABELS
-from app.ui.style import VERDICT_TONES
-from app.ui.verdict_sound import verdict_wav
+from app.ui.verify.verdict_sound import verdict_wav
+from app.ui.widgets.style import VERDICT_TONES
 from service.protocol.vocabulary import BatchItemStatus, KeyState, PayslipSchema, Verdict
 
 

@@ -12,8 +12,8 @@ import os
 
 import pytest
 
+from app.inputs.classify import is_payslip_code
 from app.inputs.reading import read_input
-from app.verify.flow import is_payslip_code
 from service.protocol.barcode_text import (
     MAX_BARCODE_CHARS,
     BarcodeTextError,
