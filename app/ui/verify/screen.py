@@ -132,6 +132,7 @@ class VerifyScreen(QWidget):
         self.pipeline = VerifyPipeline(context, tasks, self)
         self.pipeline.started.connect(self.verification_started)
         self.pipeline.slow.connect(self._still_waiting)
+        self.pipeline.checking_document.connect(self._checking_document)
         self.pipeline.refused.connect(self._refused_reading)
         self.pipeline.answered.connect(self._show)
 
@@ -349,6 +350,9 @@ class VerifyScreen(QWidget):
 
     def _still_waiting(self) -> None:
         self.result_page.show_pending(slow=True)
+
+    def _checking_document(self) -> None:
+        self.result_page.show_pending(document=True)
 
     def _refused_reading(self, outcome: Outcome, source: str) -> None:
         """The pipeline found no payslip code in what it read: every receipt on the input's
