@@ -54,7 +54,7 @@ OUTLINES = 20
 glyphs as outlines: it is OCR'd (a blank stamped page, with the badge's caption, is not)."""
 NO_OCR = "no page could be read: this computer has no OCR engine for page images"
 SMALL_IMAGE = "the image is not a whole page at 150 dpi or more"
-TEXT_CODE = "only the code was read, no page was compared"
+TEXT_CODE = "only the code was read"
 """A code typed, pasted, scanned or seen by the camera: there is no page to compare."""
 _log = logging.getLogger(__name__)
 

@@ -54,7 +54,7 @@ from service.protocol.vocabulary import Verdict
 
 SLOW_TEXT = "The service is slow to answer"
 CHECKING_DOCUMENT = "Checking the document…"
-COMPARE_FIRST = "Accept it only if the paper shows these figures."
+COMPARE_FIRST = "Accept if the paper shows these figures."
 COMPARING = "The printed figures are being compared with the registered payslip."
 VERDICT_SHARE = 0.55
 """Share of the visible height the verdict panel takes (at least half, issue 9)."""
@@ -136,10 +136,14 @@ class ResultCard(QWidget):
         altered = altered_document(outcome)
         # An altered page: one sentence per changed field, both values named (PROTOCOL §13).
         words = "\n".join(altered.sentences()) if altered else meaning.words
-        self.banner.show_verdict(tone, meaning.headline, _instruction(outcome), words)
+        document = outcome.document_words if shows_payslip_data(outcome.verdict) else None
+        # VERIFIED: what the document check says replaces the general words (the headline says
+        # the code is genuine), so the panel still fits a 1024x600 kiosk.
+        text = "" if document else words
+        self.banner.show_verdict(tone, meaning.headline, _instruction(outcome), text)
         self.banner.retry_button.setVisible(outcome.verdict == Verdict.CANNOT_VERIFY)
         if shows_payslip_data(outcome.verdict) and outcome.result is not None:
-            self.banner.set_document(outcome.document_words or "")
+            self.banner.set_document(document or "")
             self.banner.set_facts(self._key_facts(outcome.result))
             self._add_details(outcome.result)
         elif outcome.verdict == Verdict.NOT_VERIFIED:

@@ -42,7 +42,7 @@ def _panel_stylesheet(tone: Tone, scale: float) -> str:
     QLabel#bannerInstruction {{ font-size: {pt(19)}; font-weight: 700; }}
     QLabel#bannerText {{ font-size: {pt(13)}; }}
     QFrame#banner QLabel#bannerDocument {{ font-size: {pt(13)}; font-weight: 700;
-        background: rgba(0,0,0,0.22); border-radius: 6px; padding: 6px 12px; }}
+        background: rgba(0,0,0,0.22); border-radius: 6px; }}
     QLabel#factLabel {{ font-size: {pt(10.5)}; font-weight: 600; }}
     QLabel#factValue {{ font-size: {pt(19)}; font-weight: 700; }}
     QFrame#banner QLabel#bannerHint {{ font-size: {pt(11)}; font-weight: 600;
@@ -101,6 +101,8 @@ class Banner(QFrame):
         outer.addWidget(self.text)
         self.document = plain_label("", "bannerDocument", wrap=True)
         self.document.setAccessibleName("Printed figures")
+        # Margins, not stylesheet padding: a wrapped label's height for its width counts these.
+        self.document.setContentsMargins(12, 6, 12, 6)
         self.document.hide()
         outer.addWidget(self.document)
 

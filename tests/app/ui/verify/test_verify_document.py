@@ -11,6 +11,8 @@ Screenshots at 1366x768 and 1024x600 go to /tmp/shots34 for a person to look at.
 
 from __future__ import annotations
 
+import subprocess
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
+from app.document.record_words import ALTERED_WORDS
 from app.shell.context import AppContext
 from app.ui.verify.document_section import DIFFERS, TITLE
 from app.ui.verify.result_card import CHECKING_DOCUMENT, COMPARE_FIRST
@@ -44,7 +47,7 @@ REVIEW = Path("/tmp/shots34")
 SIZES = ((1366, 768), (1024, 600))
 MATCHES = "The printed figures match the registered payslip."
 NOT_COMPARED = "Compare the printed figures with these: the page could not be compared"
-ONLY_CODE = "Compare the printed figures with these: only the code was read, no page was compared."
+ONLY_CODE = "Compare the printed figures with these: only the code was read."
 SENTENCES = (
     "The page shows net pay 6,155.90 AUD; the registered payslip says 3,064.15 AUD.",
     "The page shows payment date 27 Nov 2026; the registered payslip says 13 Nov 2026. "
@@ -115,6 +118,16 @@ def altered_pdf(context: AppContext) -> bytes:
     return stamped(pdf, sealed)
 
 
+def save_record(qtbot: Any, screen: VerifyScreen, path: Path, dialogs: FileDialogs) -> str:
+    """Save the verification record through the real save dialog; its text, one space apart."""
+    dialogs.pick(path)
+    with qtbot.waitSignal(screen.records.saved, timeout=RESULT_TIMEOUT):
+        screen.records.button.click()
+    done = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return " ".join(unicodedata.normalize("NFKC", done.stdout).split())  # "ﬁ" is "fi"
+
+
 def held_text(screen: VerifyScreen) -> str:
     if screen.card.support is not None:
         screen.card.support.toggle.click()  # the support details hold none of it either
@@ -154,9 +167,22 @@ def test_an_altered_pdf_opened_is_not_verified_with_each_changed_field(
     assert screen.card.details is None
     shoot(screen, tmp_path, "verify-altered", SIZES, REVIEW)
 
+    # The verification record states the check's status and the changed fields (PROTOCOL §11).
+    text = save_record(qtbot, screen, tmp_path / "record.pdf", file_dialogs)
+    assert "NOT VERIFIED" in text and ALTERED_WORDS in text
+    assert "Document check Altered: the printed figures differ from the registered payslip" in text
+    assert "Net pay registered 3,064.15 AUD; the page shows 6,155.90 AUD" in text
+    assert "Payment date registered 13 Nov 2026; the page shows 27 Nov 2026" in text
+    for value in (MARKER_ACCOUNT, MARKER_NAME, ADDRESS, NAME, "Gross pay", "3,846.15"):
+        assert value not in text, value  # no figure or name but the changed fields
+
 
 def test_a_matching_pdf_dropped_says_the_figures_match(
-    make_screen: Callable[..., VerifyScreen], demo_context: AppContext, qtbot: Any, tmp_path: Path
+    make_screen: Callable[..., VerifyScreen],
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
+    file_dialogs: FileDialogs,
 ) -> None:
     sealed = register_payslip(demo_context)
     pdf, _ = label_list(Shown())
@@ -173,6 +199,9 @@ def test_a_matching_pdf_dropped_says_the_figures_match(
     assert NAME in texts and "$3,064.15 AUD" in texts
     assert TITLE.upper() not in texts
     shoot(screen, tmp_path, "verify-matches", SIZES, REVIEW)
+    text = save_record(qtbot, screen, tmp_path / "record.pdf", file_dialogs)
+    assert "VERIFIED" in text and "NOT VERIFIED" not in text and NAME in text
+    assert "Document check Matches: the printed figures match the registered payslip" in text
 
 
 def test_a_page_that_cannot_be_compared_says_so_and_keeps_the_figures(
