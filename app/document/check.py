@@ -170,7 +170,8 @@ def _read_page(document: Any, index: int) -> tuple[Page | None, bool]:
             return None, False
         seen = visible_words(page)
         text = Page(lines_of(seen.words))
-        if not seen.scanned and (shows_fields(text) or seen.filled_paths < OUTLINES):
+        # The cheap test first: shows_fields reads every label, and compare() reads them again.
+        if not seen.scanned and (seen.filled_paths < OUTLINES or shows_fields(text)):
             return (text if len(seen.words) >= MIN_WORDS else None), False
         if not ocr.available():
             return (None if seen.scanned else text), True
