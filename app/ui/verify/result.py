@@ -48,6 +48,10 @@ class ResultPage(QScrollArea):
         self.card.banner.next_button.setText("Cancel  (Esc)")
         self.card.banner.next_button.setAccessibleName("Cancel the check")
 
+    def show_checking_document(self) -> None:
+        """The service answered; the page is being compared (no verdict yet: it may change)."""
+        self.show_pending(document=True)
+
     def show_outcome(self, outcome: Outcome, seconds: int, *, another_in_view: bool) -> None:
         """Show a result for ``seconds``; ``another_in_view``: the camera saw a code meanwhile."""
         self._remaining = seconds

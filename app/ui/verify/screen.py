@@ -132,7 +132,6 @@ class VerifyScreen(QWidget):
         self.pipeline = VerifyPipeline(context, tasks, self)
         self.pipeline.started.connect(self.verification_started)
         self.pipeline.slow.connect(self._still_waiting)
-        self.pipeline.checking_document.connect(self._checking_document)
         self.pipeline.refused.connect(self._refused_reading)
         self.pipeline.answered.connect(self._show)
 
@@ -145,6 +144,7 @@ class VerifyScreen(QWidget):
         self.pages = QStackedWidget()
         self.scan_page = self._build_scan_page(start_camera)
         self.result_page = self._build_result_page()
+        self.pipeline.checking_document.connect(self.result_page.show_checking_document)
         self.pages.addWidget(self.scan_page)
         self.pages.addWidget(self.result_page)
         outer.addWidget(self.pages, 1)
@@ -350,9 +350,6 @@ class VerifyScreen(QWidget):
 
     def _still_waiting(self) -> None:
         self.result_page.show_pending(slow=True)
-
-    def _checking_document(self) -> None:
-        self.result_page.show_pending(document=True)
 
     def _refused_reading(self, outcome: Outcome, source: str) -> None:
         """The pipeline found no payslip code in what it read: every receipt on the input's
