@@ -5,6 +5,8 @@ its problem sentence, naming both values, is on the set's verdict."""
 
 from __future__ import annotations
 
+import subprocess
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from tests.app.ui.applicant.test_applicant_screen import (  # noqa: F401 - the f
     _wait_done,
     screen,
 )
+from tests.app.ui.file_dialogs import FileDialogs
 
 pytestmark = pytest.mark.gui
 REVIEW = Path("/tmp/shots34")
@@ -51,6 +54,7 @@ def test_one_altered_pdf_among_genuine_ones_is_not_verified_with_its_problem(
     demo_context: AppContext,
     qtbot: Any,
     tmp_path: Path,
+    file_dialogs: FileDialogs,
 ) -> None:
     assert demo_context.issuer is not None and demo_context.issuer_info is not None
     key = demo_context.issuer_info.encryption_key
@@ -84,3 +88,20 @@ def test_one_altered_pdf_among_genuine_ones_is_not_verified_with_its_problem(
     assert "NOT VERIFIED" in banner and problem in banner
     assert raised not in _texts(panel.income) and MARKER_ACCOUNT not in banner
     shoot(screen, tmp_path, "applicant-altered-row", ((1366, 768), (1024, 600)), REVIEW)
+
+    # The set's record: the altered copy's block is NOT VERIFIED (its receipt says VERIFIED)
+    # and names the changed field, registered and shown; the others say their pages match.
+    record = tmp_path / "applicant-record.pdf"
+    file_dialogs.pick(record)
+    with qtbot.waitSignal(panel.record.saved, timeout=60000):
+        panel.record.button.click()
+    done = subprocess.run(["pdftotext", str(record), "-"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(unicodedata.normalize("NFKC", done.stdout).split())
+    assert "#3 raised.pdf: NOT VERIFIED" in text and "#1 march.pdf: VERIFIED" in text
+    assert "Document check: Altered: the printed figures differ from the registered payslip" in text
+    assert (
+        f"Gross pay: registered {money(fortnights[2].gross_cents)} AUD; the page shows {raised} AUD"
+    ) in text
+    assert text.count("Document check: Matches: the printed figures match") == 2
+    assert MARKER_ACCOUNT not in text
