@@ -206,7 +206,13 @@ def test_bundle_builds_and_passes_its_self_test() -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]
     assert f"Payslip Verify {__version__}" in done.stdout
-    for check in ("badge image", "stamped PDF", "service health"):
+    checks = (
+        "badge image",
+        "stamped PDF",
+        "document check of a scanned page (OCR)",
+        "service health",
+    )
+    for check in checks:
         assert f"PASS  {check}" in done.stdout
     assert "self-test passed" in done.stdout
     assert "size:" in done.stdout

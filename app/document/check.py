@@ -54,7 +54,8 @@ OUTLINES = 20
 glyphs as outlines: it is OCR'd (a blank stamped page, with the badge's caption, is not)."""
 NO_OCR = "no page could be read: this computer has no OCR engine for page images"
 SMALL_IMAGE = "the image is not a whole page at 150 dpi or more"
-TEXT_CODE = "a code given as text is not compared with a page"
+TEXT_CODE = "only the code was read"
+"""A code typed, pasted, scanned or seen by the camera: there is no page to compare."""
 _log = logging.getLogger(__name__)
 
 
@@ -169,7 +170,8 @@ def _read_page(document: Any, index: int) -> tuple[Page | None, bool]:
             return None, False
         seen = visible_words(page)
         text = Page(lines_of(seen.words))
-        if not seen.scanned and (shows_fields(text) or seen.filled_paths < OUTLINES):
+        # The cheap test first: shows_fields reads every label, and compare() reads them again.
+        if not seen.scanned and (seen.filled_paths < OUTLINES or shows_fields(text)):
             return (text if len(seen.words) >= MIN_WORDS else None), False
         if not ocr.available():
             return (None if seen.scanned else text), True

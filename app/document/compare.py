@@ -47,6 +47,8 @@ _MAX_PREFIX_WORDS = 3
 _LABEL_GAP = 2.5
 """Cells closer than this many heights may be the words of one label."""
 _ALTERED = "This copy was altered: do not accept it."
+NOT_COMPARED_WORDS = "Compare the printed figures with these: the page could not be compared"
+"""PROTOCOL §13's words for a page that was not compared; the reason follows in brackets."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ class DocumentCheck:
             return " ".join(self.sentences())
         if self.status == "matches":
             return "The printed figures match the registered payslip."
-        return f"Compare the printed figures with these: {self.reason}."
+        return f"{NOT_COMPARED_WORDS} ({self.reason})."
 
 
 def compared_lines(check: DocumentCheck) -> list[tuple[str, str, str]]:

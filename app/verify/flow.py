@@ -245,7 +245,7 @@ def with_document_check(outcome: Outcome, reading: InputReading) -> Outcome:
     if reading.kind == "text":
         return replace(outcome, compared=False)
     result = outcome.result
-    if outcome.reason != AppOutcome.VERIFIED or result is None or reading.data is None:
+    if not needs_document_check(outcome, reading) or result is None or reading.data is None:
         return outcome
     if reading.kind == "pdf":
         document = check_pdf(reading.data, result)
@@ -253,3 +253,15 @@ def with_document_check(outcome: Outcome, reading: InputReading) -> Outcome:
         document = check_image(reading.data, result)
     reason = AppOutcome.DOCUMENT_ALTERED if document.status == "altered" else outcome.reason
     return replace(outcome, reason=reason, document=document)
+
+
+def needs_document_check(outcome: Outcome, reading: InputReading) -> bool:
+    """Whether ``reading``'s page(s) are compared with ``outcome``'s result: a PDF or an image
+    whose code verified. The screens say "Checking the document…" while it runs, since the
+    verdict may still change (an altered page is NOT VERIFIED)."""
+    return (
+        reading.kind != "text"
+        and outcome.reason == AppOutcome.VERIFIED
+        and outcome.result is not None
+        and reading.data is not None
+    )

@@ -16,7 +16,11 @@ REVIEW = Path("/tmp/shots11")
 
 
 def shoot(
-    widget: QWidget, folder: Path, name: str, sizes: tuple[tuple[int, int], ...] = SIZES
+    widget: QWidget,
+    folder: Path,
+    name: str,
+    sizes: tuple[tuple[int, int], ...] = SIZES,
+    review: Path = REVIEW,
 ) -> list[Path]:
     """Resize `widget` to each size, let layouts settle, save a PNG; returns the paths."""
     paths = []
@@ -27,6 +31,6 @@ def shoot(
         path = folder / f"{name}-{width}x{height}.png"
         assert widget.grab().save(str(path)), path
         paths.append(path)
-        REVIEW.mkdir(exist_ok=True)
-        shutil.copy(path, REVIEW / path.name)
+        review.mkdir(exist_ok=True)
+        shutil.copy(path, review / path.name)
     return paths

@@ -3,7 +3,9 @@
 Everything on the page comes from the receipt's claims (what the service signed), so the page
 and its QR code can never say different things. The verdict is shown in its colour *and* words
 (a black-and-white printout still reads); the payslip figures and the employee's name only for a
-VERIFIED check (a NOT VERIFIED record holds no figures, as the desk's screen shows none). The
+VERIFIED check (a NOT VERIFIED record holds no figures, as the desk's screen shows none). What
+the desk's document check found of the page is stated too (PROTOCOL §13): an altered copy's
+record says NOT VERIFIED and names the changed fields only, though its receipt says VERIFIED. The
 receipt itself is printed as a QR code (what `python -m app receipt check` and the verify screen
 read back) and as text (typed in by hand, or copied, if the QR is ever damaged).
 
@@ -28,8 +30,11 @@ from PySide6.QtGui import (
     QPdfWriter,
 )
 
+from app.document.compare import DocumentCheck
+from app.document.record_words import ALTERED_WORDS, is_altered, record_rows
 from app.receipts.check import claim_lines, made_at, verdict_words
 from app.ui.widgets.style import INK, MUTED, PALETTES, VERDICT_TONES
+from app.verify.verdicts import HEADLINES
 from service.protocol.schemas import ReceiptClaims
 from service.protocol.vocabulary import Verdict
 
@@ -68,11 +73,12 @@ CHECK_IT = (
 """How a reader checks a record, in the words of someone who has the app, not a developer's."""
 
 
-def record_lines(claims: ReceiptClaims) -> list[tuple[str, str]]:
-    """The labelled facts on the page: no figures or name unless the check said VERIFIED."""
+def record_lines(claims: ReceiptClaims, altered: bool = False) -> list[tuple[str, str]]:
+    """The labelled facts on the page: no figures or name unless the check said VERIFIED (and
+    the page was not ``altered``: then only the changed fields, with :func:`record_rows`)."""
     hidden = (
         set()
-        if claims.verified
+        if claims.verified and not altered
         else {"Pay period", "Payment date", "Gross pay", "Net pay", "Employee"}
     )
     return [(label, value) for label, value in claim_lines(claims) if label not in hidden]
@@ -111,10 +117,13 @@ def write_record(
     claims: ReceiptClaims,
     desk: str,
     page: QPageSize.PageSizeId | None = None,
+    document: DocumentCheck | None = None,
+    code_only: bool = False,
 ) -> None:
-    """Write the one-page record PDF for `receipt` (whose decoded claims are `claims`)."""
+    """Write the one-page record PDF for `receipt` (whose decoded claims are `claims`), with
+    what the desk's document check found (``code_only``: a code without a page)."""
     with record_painter(path, "Payslip verification record", page) as (writer, painter):
-        _draw(painter, writer.width(), receipt, claims, desk)
+        _draw(painter, writer.width(), receipt, claims, desk, (document, code_only))
 
 
 def _mm(value: float) -> float:
@@ -130,7 +139,16 @@ def _font(points: float, bold: bool = False, mono: bool = False) -> QFont:
     return font
 
 
-def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, desk: str) -> None:
+def _draw(
+    painter: QPainter,
+    width: int,
+    receipt: str,
+    claims: ReceiptClaims,
+    desk: str,
+    checked: tuple[DocumentCheck | None, bool],
+) -> None:
+    document, code_only = checked
+    altered = is_altered(document)
     y = 0.0
     painter.setPen(QColor(INK))
     painter.setFont(_font(18, bold=True))
@@ -148,7 +166,9 @@ def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, de
     y += _mm(9)
 
     headline, words = verdict_words(claims)
-    verdict = Verdict.VERIFIED if claims.verified else Verdict.NOT_VERIFIED
+    verdict = Verdict.VERIFIED if claims.verified and not altered else Verdict.NOT_VERIFIED
+    if altered:
+        headline, words = HEADLINES[verdict], ALTERED_WORDS
     colour = QColor(PALETTES[VERDICT_TONES[verdict]].strong)
     box = QRectF(0, y, width, _mm(30))
     painter.fillRect(box, colour)
@@ -170,7 +190,8 @@ def _draw(painter: QPainter, width: int, receipt: str, claims: ReceiptClaims, de
     label_width = _mm(40)
     for label, value in [
         *([("Desk", desk)] if desk else []),
-        *[(name, text) for name, text in record_lines(claims) if name != "Verdict"],
+        *[(name, text) for name, text in record_lines(claims, altered) if name != "Verdict"],
+        *record_rows(document, code_only),
     ]:
         painter.setFont(_font(10, bold=True))
         painter.setPen(QColor(MUTED))

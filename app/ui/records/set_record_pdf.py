@@ -9,9 +9,11 @@ Letter where the locale measures in US units), a block never split over two.
 
 What each block says of a payslip comes from its receipt's signed claims (as on the single
 record), so a block and its QR code cannot say different things; a NOT VERIFIED block shows no
-figures and no employee name. A document with no verdict (no payslip code, or not checked)
-has no receipt and says so. The set's verdict, problems and income are the desk's own working
-from those checks; the receipts are what anyone can check later.
+figures and no employee name. A block also states the document check of its page (PROTOCOL §13):
+an altered copy's block says NOT VERIFIED and names only the changed fields, registered and
+shown, though its receipt says VERIFIED. A document with no verdict (no payslip code, or not
+checked) has no receipt and says so. The set's verdict, problems and income are the desk's own
+working from those checks; the receipts are what anyone can check later.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from app.applicant.documents import Document
 from app.applicant.report import SET_WORDS, income_lines
 from app.applicant.rules import SetCheck
 from app.applicant.set_receipts import DocumentReceipt
+from app.document.record_words import is_altered, record_rows
 from app.receipts.check import verdict_words
 from app.ui.records.record_pdf import (
     CHECK_IT,
@@ -159,8 +162,11 @@ def _document_facts(doc: Document, receipt: DocumentReceipt | None) -> tuple[str
         ]
     claims = receipt.claims
     headline, _ = verdict_words(claims)
-    facts = [f"{label}: {value}" for label, value in record_lines(claims)]
-    return f"{doc.label}: {headline}", facts
+    altered = is_altered(doc.document)
+    if altered:  # the receipt says VERIFIED; the page was altered (PROTOCOL §13)
+        headline = HEADLINES[Verdict.NOT_VERIFIED]
+    rows = [*record_lines(claims, altered), *record_rows(doc.document)]
+    return f"{doc.label}: {headline}", [f"{label}: {value}" for label, value in rows]
 
 
 def _draw_document(
@@ -186,7 +192,8 @@ def _draw_document(
     pages.y += _mm(2)
     verdict = doc.verdict or Verdict.CANNOT_VERIFY
     if receipt is not None:
-        verdict = Verdict.VERIFIED if receipt.claims.verified else Verdict.NOT_VERIFIED
+        good = receipt.claims.verified and not is_altered(doc.document)
+        verdict = Verdict.VERIFIED if good else Verdict.NOT_VERIFIED
     pages.line(
         heading,
         11,

@@ -4,9 +4,10 @@ The verify screen hands over either a payslip code it already classified (typed,
 or seen by the camera: :class:`~app.inputs.classify.PayslipCode`), which goes straight to the
 service in one task, or a *reader* (a callable that turns a file or a sample into an
 :class:`~app.inputs.reading.InputReading`), which is read in one task and, when it holds a code,
-verified in a second (:mod:`app.verify.flow`, shared with the CLI). Both run on the
-:class:`TaskRunner`. Each request carries a generation number; anything that
-moves the operator on (Next, Esc, a refusal, a newer input) bumps it, so an answer that arrives
+verified in a second (:mod:`app.verify.flow`, shared with the CLI); a PDF or page image whose
+code verified is then compared with the registered payslip in a third (PROTOCOL §13). All run on
+the :class:`TaskRunner`. Each request carries a generation number; anything that moves the
+operator on (Next, Esc, a refusal, a newer input) bumps it, so an answer that arrives
 afterwards is dropped instead of popping up over the next person.
 
 Fail fast: a verification that gets no answer ends in CANNOT VERIFY within :data:`WATCHDOG_MS`
@@ -27,7 +28,16 @@ from app.inputs.classify import PayslipCode
 from app.inputs.reading import InputError, InputReading
 from app.shell.context import VERIFY_DEADLINE, AppContext
 from app.ui.widgets.tasks import TaskRunner
-from app.verify.flow import Attempt, Outcome, Verifier, found_codes, verify_code, verify_found
+from app.verify.flow import (
+    Attempt,
+    Outcome,
+    Verifier,
+    found_codes,
+    needs_document_check,
+    verify_code,
+    verify_codes,
+    with_document_check,
+)
 from app.verify.verdicts import InputProblem
 
 log = logging.getLogger("app.verify")
@@ -48,6 +58,8 @@ class VerifyPipeline(QObject):
 
     Signals:
         started(): a code is on its way to the service.
+        checking_document(): the code verified; its page is being compared with the registered
+            payslip (PROTOCOL §13), and the verdict waits for that.
         slow(): no answer after SLOW_MS; the check goes on.
         refused(object, str): no verdict and nothing (more) to send: the Outcome and the
             input's source ("text", "file", "camera", ...).
@@ -55,6 +67,7 @@ class VerifyPipeline(QObject):
     """
 
     started = Signal()
+    checking_document = Signal()
     slow = Signal()
     refused = Signal(object, str)
     answered = Signal(object)
@@ -117,17 +130,53 @@ class VerifyPipeline(QObject):
         if isinstance(found, Outcome):
             self.refused.emit(found, source)
             return
-        self._send(generation, source, lambda client: verify_found(client, found, reading))
+        self._send(
+            generation,
+            source,
+            lambda client: verify_codes(client, found, reading.disagreement),
+            reading,
+        )
 
-    def _send(self, generation: int, source: str, check: Callable[[Verifier], Outcome]) -> None:
-        """Ask the service, off the GUI thread, under the slow timer and the watchdog."""
+    def _send(
+        self,
+        generation: int,
+        source: str,
+        check: Callable[[Verifier], Outcome],
+        reading: InputReading | None = None,
+    ) -> None:
+        """Ask the service, off the GUI thread, under the slow timer and the watchdog; then
+        compare ``reading``'s page(s) with the answer (:meth:`_compare`)."""
         client = self.context.verifier  # read now: a test or a settings change may swap it
         self.started.emit()
         self._slow.start()
         self._watchdog.start(WATCHDOG_MS)
         self.tasks.run(
             lambda: check(client),
-            lambda outcome: self._finished(generation, source, outcome),
+            lambda outcome: self._compare(generation, source, outcome, reading),
+            lambda exc: self._failed(generation, source, exc),
+        )
+
+    def _compare(
+        self, generation: int, source: str, outcome: Outcome, reading: InputReading | None
+    ) -> None:
+        """The service answered: a verified PDF or page image is compared with the registered
+        payslip (off the GUI thread, no longer under the service's watchdog: the service has
+        answered, and OCR takes its time) before any verdict shows, so the verdict never changes
+        behind the operator. Anything else is answered at once."""
+        if generation != self._generation:
+            return
+        if reading is None:
+            self._finished(generation, source, outcome)
+            return
+        if not needs_document_check(outcome, reading):
+            self._finished(generation, source, with_document_check(outcome, reading))
+            return
+        self._slow.stop()
+        self._watchdog.stop()
+        self.checking_document.emit()
+        self.tasks.run(
+            lambda: with_document_check(outcome, reading),
+            lambda checked: self._finished(generation, source, checked),
             lambda exc: self._failed(generation, source, exc),
         )
 

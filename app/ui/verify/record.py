@@ -46,11 +46,16 @@ from service.protocol.schemas import ReceiptClaims
 log = logging.getLogger("app.verify")
 
 
-def make_record(code: PayslipCode, client: Any, path: str, desk: str, page: Any) -> str:
-    """Worker thread: get a receipt of the code the check sent, write the record."""
+def make_record(
+    code: PayslipCode, client: Any, path: str, desk: str, page: Any, outcome: Outcome | None = None
+) -> str:
+    """Worker thread: get a receipt of the code the check sent, write the record (with what the
+    ``outcome``'s document check found of the page)."""
     receipt = client.receipt(code.text).receipt
     claims = ReceiptClaims.model_validate(jwt.decode(receipt, options={"verify_signature": False}))
-    write_record(path, receipt, claims, desk, page)
+    document = outcome.document if outcome is not None else None
+    code_only = outcome is not None and not outcome.compared
+    write_record(path, receipt, claims, desk, page, document, code_only)
     return path
 
 
@@ -187,13 +192,14 @@ class RecordDesk(QObject):
             if not path:
                 return
         client = self.context.verifier
+        outcome = self.card.outcome
         desk = desk_name(self.context.settings.extra)
         page = page_size_for()
         chosen = path
         self.button.setEnabled(False)
         self.button.setText("Saving…")
         self.tasks.run(
-            lambda: make_record(code, client, chosen, desk, page),
+            lambda: make_record(code, client, chosen, desk, page, outcome),
             self._saved,
             self._failed,
         )

@@ -40,12 +40,17 @@ class ResultPage(QScrollArea):
         self._countdown.setInterval(1000)
         self._countdown.timeout.connect(self._tick)
 
-    def show_pending(self, *, slow: bool = False) -> None:
-        """A check is under way (``slow``: and the service takes its time); Esc cancels it."""
+    def show_pending(self, *, slow: bool = False, document: bool = False) -> None:
+        """A check is under way (``slow``: and the service takes its time; ``document``: the
+        page is being compared with the registered payslip); Esc cancels it."""
         self._countdown.stop()
-        self.card.show_pending(slow=slow)
+        self.card.show_pending(slow=slow, document=document)
         self.card.banner.next_button.setText("Cancel  (Esc)")
         self.card.banner.next_button.setAccessibleName("Cancel the check")
+
+    def show_checking_document(self) -> None:
+        """The service answered; the page is being compared (no verdict yet: it may change)."""
+        self.show_pending(document=True)
 
     def show_outcome(self, outcome: Outcome, seconds: int, *, another_in_view: bool) -> None:
         """Show a result for ``seconds``; ``another_in_view``: the camera saw a code meanwhile."""

@@ -6,7 +6,11 @@ VERIFY with colour, icon and words together, plus one instruction. A VERIFIED pa
 what the person at the desk compares with the paper: the employee's name, the net pay, the
 payment date and the issuer. A NOT VERIFIED panel holds the reason and, when known, the issuer's
 name, and nothing else: no payslip figures and no employee data anywhere on the card, so a
-revoked or forged payslip can never look like a valid one. CANNOT VERIFY has "Try again".
+revoked or forged payslip can never look like a valid one; an altered page (PROTOCOL §13) shows
+one sentence per changed field and the compared fields only (registered and shown), nothing
+else of the employee. A VERIFIED panel says what the document check found of the printed
+figures (they match, the page could not be compared, or only a code was read). CANNOT VERIFY has
+"Try again".
 
 Below the panel: for VERIFIED the payslip and the employee (bank account and IRD number masked
 until revealed), collapsible; for every verdict a collapsed "Details for support" with the codes,
@@ -30,6 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.document.compare import DocumentCheck
+from app.ui.verify.document_section import compared_section
 from app.ui.verify.verdict_panel import Banner
 from app.ui.widgets.card_parts import Fold, Section, clear_layout, plain_label
 from app.ui.widgets.style import VERDICT_TONES, type_scale
@@ -47,6 +53,9 @@ from service.protocol.schemas import EmployeePii, VerificationResult
 from service.protocol.vocabulary import Verdict
 
 SLOW_TEXT = "The service is slow to answer"
+CHECKING_DOCUMENT = "Checking the document…"
+COMPARE_FIRST = "Accept if the paper shows these figures."
+COMPARING = "The printed figures are being compared with the registered payslip."
 VERDICT_SHARE = 0.55
 """Share of the visible height the verdict panel takes (at least half, issue 9)."""
 ANOTHER_CODE_HINT = "Another code is in view: press Next to check it"
@@ -98,18 +107,19 @@ class ResultCard(QWidget):
 
     # -- states -----------------------------------------------------------------------------
 
-    def show_pending(self, *, slow: bool = False) -> None:
-        """The code is on its way to the service; ``slow`` once it has not answered for a while."""
+    def show_pending(self, *, slow: bool = False, document: bool = False) -> None:
+        """The code is on its way to the service; ``slow`` once it has not answered for a while;
+        ``document`` once it answered and the page is being compared (no verdict yet: it may
+        still change)."""
         self._reset()
         self.outcome = None
-        self.banner.show_verdict(
-            "pending",
-            "CHECKING…",
-            "Wait for the result.",
-            f"{SLOW_TEXT}. If it does not answer within a few seconds, this says so."
-            if slow
-            else "Asking the verification service about this payslip.",
-        )
+        if document:
+            words = f"{CHECKING_DOCUMENT} {COMPARING}"
+        elif slow:
+            words = f"{SLOW_TEXT}. If it does not answer within a few seconds, this says so."
+        else:
+            words = "Asking the verification service about this payslip."
+        self.banner.show_verdict("pending", "CHECKING…", "Wait for the result.", words)
         self.banner.set_facts([])
         self.banner.retry_button.hide()
         self.banner.countdown.setText("")
@@ -123,14 +133,24 @@ class ResultCard(QWidget):
         self.outcome = outcome
         meaning = outcome.meaning
         tone = VERDICT_TONES[outcome.verdict]
-        self.banner.show_verdict(tone, meaning.headline, meaning.instruction, meaning.words)
+        altered = altered_document(outcome)
+        # An altered page: one sentence per changed field, both values named (PROTOCOL §13).
+        words = "\n".join(altered.sentences()) if altered else meaning.words
+        document = outcome.document_words if shows_payslip_data(outcome.verdict) else None
+        # VERIFIED: what the document check says replaces the general words (the headline says
+        # the code is genuine), so the panel still fits a 1024x600 kiosk.
+        text = "" if document else words
+        self.banner.show_verdict(tone, meaning.headline, _instruction(outcome), text)
         self.banner.retry_button.setVisible(outcome.verdict == Verdict.CANNOT_VERIFY)
         if shows_payslip_data(outcome.verdict) and outcome.result is not None:
+            self.banner.set_document(document or "")
             self.banner.set_facts(self._key_facts(outcome.result))
             self._add_details(outcome.result)
         elif outcome.verdict == Verdict.NOT_VERIFIED:
             issuers = sorted({n for n in (_issuer_name(a) for a in outcome.attempts) if n})
             self.banner.set_facts([("Issued by", ", ".join(issuers))] if issuers else [])
+            if altered:
+                self.body.addWidget(compared_section(altered))
         else:
             self.banner.set_facts([])
         self._add_support(outcome)
@@ -340,6 +360,22 @@ class ResultCard(QWidget):
         self.support_text = "\n".join(f"{k}: {v}" for k, v in pairs)
         self.support = fold
         self.body.addWidget(fold)
+
+
+def _instruction(outcome: Outcome) -> str:
+    """VERIFIED, but the printed figures were not compared (no page, or none could be read):
+    the desk is told to look before it accepts, not only further down in a sentence."""
+    document = outcome.document
+    unchecked = outcome.document_words and (document is None or document.status != "matches")
+    if outcome.verdict == Verdict.VERIFIED and unchecked:
+        return COMPARE_FIRST
+    return outcome.meaning.instruction
+
+
+def altered_document(outcome: Outcome) -> DocumentCheck | None:
+    """The document check of an outcome whose page was altered, else None."""
+    document = outcome.document
+    return document if document is not None and document.status == "altered" else None
 
 
 def _issuer_name(attempt: Attempt) -> str:

@@ -144,6 +144,7 @@ class VerifyScreen(QWidget):
         self.pages = QStackedWidget()
         self.scan_page = self._build_scan_page(start_camera)
         self.result_page = self._build_result_page()
+        self.pipeline.checking_document.connect(self.result_page.show_checking_document)
         self.pages.addWidget(self.scan_page)
         self.pages.addWidget(self.result_page)
         outer.addWidget(self.pages, 1)

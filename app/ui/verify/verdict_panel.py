@@ -1,6 +1,7 @@
 """The verdict panel: the coloured block that *is* the verify screen while a result shows.
 
-Icon, headline, one instruction, the reason in plain words, the key facts (for VERIFIED: name,
+Icon, headline, one instruction, the reason in plain words, what the document check says of the
+printed figures (PROTOCOL §13), the key facts (for VERIFIED: name,
 net pay, payment date, issuer), an optional hint, Try again and Next. Its type grows with the
 space it is given (:meth:`Banner.set_scale`) so the verdict reads from across a desk on any
 screen from 1024x600 up.
@@ -40,6 +41,8 @@ def _panel_stylesheet(tone: Tone, scale: float) -> str:
     QLabel#bannerHeadline {{ font-size: {pt(34)}; font-weight: 800; letter-spacing: 1px; }}
     QLabel#bannerInstruction {{ font-size: {pt(19)}; font-weight: 700; }}
     QLabel#bannerText {{ font-size: {pt(13)}; }}
+    QFrame#banner QLabel#bannerDocument {{ font-size: {pt(13)}; font-weight: 700;
+        background: rgba(0,0,0,0.22); border-radius: 6px; }}
     QLabel#factLabel {{ font-size: {pt(10.5)}; font-weight: 600; }}
     QLabel#factValue {{ font-size: {pt(19)}; font-weight: 700; }}
     QFrame#banner QLabel#bannerHint {{ font-size: {pt(11)}; font-weight: 600;
@@ -96,6 +99,12 @@ class Banner(QFrame):
 
         self.text = plain_label("", "bannerText", wrap=True)
         outer.addWidget(self.text)
+        self.document = plain_label("", "bannerDocument", wrap=True)
+        self.document.setAccessibleName("Printed figures")
+        # Margins, not stylesheet padding: a wrapped label's height for its width counts these.
+        self.document.setContentsMargins(12, 6, 12, 6)
+        self.document.hide()
+        outer.addWidget(self.document)
 
         self.facts = QFrame()
         self.facts.setObjectName("facts")
@@ -145,6 +154,12 @@ class Banner(QFrame):
         self.instruction.setVisible(bool(instruction))
         self.text.setText(text)
         self.text.setVisible(bool(text))
+        self.set_document("")
+
+    def set_document(self, words: str) -> None:
+        """What the document check says of the printed figures (PROTOCOL §13); empty hides it."""
+        self.document.setText(words)
+        self.document.setVisible(bool(words))
 
     def set_facts(self, facts: list[tuple[str, str]]) -> None:
         """Label/value pairs shown large inside the panel, two per row."""

@@ -13,10 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.shell.context import AppContext
-from service.documents.badge import render_badge_png
-from service.documents.pdf_stamp import stamp_badge
-from service.protocol.pii_text import build_pii_text
-from testbed.factories import AU_V1, MARKER_ACCOUNT, PII_FIELDS, Sealed, sealed_payslip
+from testbed.factories import MARKER_ACCOUNT
 from testbed.payslip_pages import (
     FONTS,
     LAYOUTS,
@@ -26,9 +23,8 @@ from testbed.payslip_pages import (
     page_png,
     paint_over,
 )
+from testbed.stamped_pages import NAME, register_payslip, stamped
 from tests.app.conftest import Verify
-
-NAME = "Jane Smith"
 
 
 def _remote(ctx: AppContext) -> list[str]:
@@ -38,20 +34,6 @@ def _remote(ctx: AppContext) -> list[str]:
         f"--client-id={ctx.demo.verifier.client_id}",
         f"--client-secret={ctx.demo.verifier.client_secret}",
     ]
-
-
-def _register(ctx: AppContext, name: str = NAME) -> Sealed:
-    """AU_V1's figures (gross 3,846.15, tax 782.00, net 3,064.15, paid 13/11/2026, period
-    30/10/2026 - 12/11/2026): what :class:`Shown` prints by default."""
-    assert ctx.issuer is not None and ctx.issuer_info is not None
-    pii = build_pii_text("AU2", {**PII_FIELDS["AU2"], "employee_name": name})
-    sealed = sealed_payslip(ctx.issuer_info.encryption_key, AU_V1, pii)
-    ctx.issuer.register_non_pii(sealed.body)
-    return sealed
-
-
-def _stamped(pdf: bytes, sealed: Sealed) -> bytes:
-    return stamp_badge(pdf, render_badge_png(sealed.scan_url()), sealed.payload)
 
 
 def _write(folder: Path, name: str, data: bytes) -> str:
@@ -69,7 +51,7 @@ def _fields(body: dict[str, object]) -> dict[str, tuple[str, str | None]]:
 def test_genuine_pages_in_every_layout_are_never_altered(
     verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
-    sealed = _register(demo_context)
+    sealed = register_payslip(demo_context)
     other_formats = Shown(
         name="SMITH, Jane (ID 0042)", gross="AUD 3 846.15", tax="-782.00", net="$3,064.15",
         paid="13 November 2026", start="30 Oct 2026", end="Nov 12, 2026",
@@ -79,7 +61,7 @@ def test_genuine_pages_in_every_layout_are_never_altered(
     pages += [(f"{layout}-2", make, other_formats) for layout, make in LAYOUTS.items()]
     for layout, make, shown in pages:
         pdf, _ = make(shown)
-        path = _write(tmp_path, f"{layout}.pdf", _stamped(pdf, sealed))
+        path = _write(tmp_path, f"{layout}.pdf", stamped(pdf, sealed))
         out = verify([path, "--json", *_remote(demo_context)])
         assert out.returncode == 0, (layout, out.stdout, out.stderr)
         body = json.loads(out.stdout)
@@ -89,11 +71,12 @@ def test_genuine_pages_in_every_layout_are_never_altered(
         assert {status for status, _ in _fields(body).values()} <= {"matches", "not_shown"}
     text = verify([path, *_remote(demo_context)])
     assert text.stdout.startswith("VERIFIED: ")
-    assert "Compare the printed figures with these: none of the compared fields is shown" in (
-        text.stdout
+    assert (
+        "Compare the printed figures with these: the page could not be compared (none of the "
+        "compared fields is shown)." in text.stdout
     )
     pdf, _ = label_list(Shown())
-    matching = verify([_write(tmp_path, "ok.pdf", _stamped(pdf, sealed)), *_remote(demo_context)])
+    matching = verify([_write(tmp_path, "ok.pdf", stamped(pdf, sealed)), *_remote(demo_context)])
     assert "The printed figures match the registered payslip." in matching.stdout
 
 
@@ -103,9 +86,9 @@ def test_a_retyped_page_is_not_verified_with_one_sentence_per_field(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    sealed = _register(demo_context)
+    sealed = register_payslip(demo_context)
     pdf, _ = label_list(Shown().altered(net="6,155.90 AUD", paid="27/11/2026"))
-    path = _write(tmp_path, "retyped.pdf", _stamped(pdf, sealed))
+    path = _write(tmp_path, "retyped.pdf", stamped(pdf, sealed))
     caplog.set_level(logging.DEBUG)
     out = verify([path, *_remote(demo_context)])
     assert out.returncode == 1, out.stdout + out.stderr
@@ -141,17 +124,17 @@ def test_a_retyped_page_is_not_verified_with_one_sentence_per_field(
 def test_a_white_box_over_the_net_and_another_name_typed_in(
     verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
-    sealed = _register(demo_context)
+    sealed = register_payslip(demo_context)
     pdf, spots = LAYOUTS["headings"](Shown())
     painted = paint_over(pdf, spots["net"], "6,155.90")
-    out = verify([_write(tmp_path, "painted.pdf", _stamped(painted, sealed)), "--json",
+    out = verify([_write(tmp_path, "painted.pdf", stamped(painted, sealed)), "--json",
                   *_remote(demo_context)])  # fmt: skip
     assert out.returncode == 1
     body = json.loads(out.stdout)
     assert body["code"] == "DOCUMENT_ALTERED"
     assert _fields(body)["net"] == ("differs", "6155.90")  # the old figure is still in the text
     renamed, _ = LAYOUTS["inline"](Shown(name="John Citizen"))
-    out = verify([_write(tmp_path, "renamed.pdf", _stamped(renamed, sealed)), "--json",
+    out = verify([_write(tmp_path, "renamed.pdf", stamped(renamed, sealed)), "--json",
                   *_remote(demo_context)])  # fmt: skip
     assert out.returncode == 1
     assert _fields(json.loads(out.stdout))["employee_name"] == ("differs", "John Citizen")
@@ -160,13 +143,13 @@ def test_a_white_box_over_the_net_and_another_name_typed_in(
 def test_a_scanned_altered_copy_and_a_genuine_page_image_are_read_by_ocr(
     verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
-    sealed = _register(demo_context)
+    sealed = register_payslip(demo_context)
     pdf, spots = label_list(Shown())
-    scan = _stamped(image_only_pdf(paint_over(pdf, spots["net"], "6,155.90")), sealed)
+    scan = stamped(image_only_pdf(paint_over(pdf, spots["net"], "6,155.90")), sealed)
     out = verify([_write(tmp_path, "scan.pdf", scan), "--json", *_remote(demo_context)])
     assert out.returncode == 1, out.stdout + out.stderr
     assert _fields(json.loads(out.stdout))["net"] == ("differs", "6155.90")
-    image = page_png(_stamped(pdf, sealed))
+    image = page_png(stamped(pdf, sealed))
     out = verify([_write(tmp_path, "page.png", image), "--json", *_remote(demo_context)])
     assert out.returncode == 0, out.stdout + out.stderr
     body = json.loads(out.stdout)
@@ -179,7 +162,7 @@ def test_a_page_whose_glyphs_are_outlines_is_read_by_ocr(
 ) -> None:
     """Ghostscript draws every glyph as a path (no text object left): what a person sees is
     read by OCR, so a retyped figure is still caught."""
-    sealed = _register(demo_context)
+    sealed = register_payslip(demo_context)
     pdf, _ = LAYOUTS["inline"](Shown().altered(net="4,064.15 AUD"))
     source, outlined = tmp_path / "typed.pdf", tmp_path / "outlined.pdf"
     source.write_bytes(pdf)
@@ -188,7 +171,7 @@ def test_a_page_whose_glyphs_are_outlines_is_read_by_ocr(
          f"-sOutputFile={outlined}", str(source)],
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
-    path = _write(tmp_path, "stamped.pdf", _stamped(outlined.read_bytes(), sealed))
+    path = _write(tmp_path, "stamped.pdf", stamped(outlined.read_bytes(), sealed))
     out = verify([path, "--json", *_remote(demo_context)])
     assert out.returncode == 1, out.stdout + out.stderr
     assert _fields(json.loads(out.stdout))["net"] == ("differs", "4064.15")
@@ -197,10 +180,10 @@ def test_a_page_whose_glyphs_are_outlines_is_read_by_ocr(
 def test_a_code_given_as_text_is_not_compared_and_says_so(
     verify: Verify, demo_context: AppContext
 ) -> None:
-    sealed = _register(demo_context)
+    sealed = register_payslip(demo_context)
     out = verify([sealed.payload, *_remote(demo_context)])
     assert out.returncode == 0
-    assert "a code given as text is not compared with a page" in out.stdout
+    assert "only the code was read" in out.stdout
     body = json.loads(verify([sealed.payload, "--json", *_remote(demo_context)]).stdout)
     assert "document" not in body
 
@@ -208,12 +191,12 @@ def test_a_code_given_as_text_is_not_compared_and_says_so(
 def test_an_applicant_set_with_an_altered_copy(
     verify: Verify, demo_context: AppContext, tmp_path: Path
 ) -> None:
-    genuine, altered = _register(demo_context), _register(demo_context)
+    genuine, altered = register_payslip(demo_context), register_payslip(demo_context)
     pdf, _ = LAYOUTS["this_pay_ytd"](Shown())
     raised, _ = LAYOUTS["two_pages"](Shown().altered(gross="$5,846.15"))
     args = [
-        _write(tmp_path, "one.pdf", _stamped(pdf, genuine)),
-        _write(tmp_path, "two.pdf", _stamped(raised, altered)),
+        _write(tmp_path, "one.pdf", stamped(pdf, genuine)),
+        _write(tmp_path, "two.pdf", stamped(raised, altered)),
     ]
     out = verify([*args, "--applicant-name", NAME, "--json", *_remote(demo_context)])
     assert out.returncode == 1, out.stdout + out.stderr

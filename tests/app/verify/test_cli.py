@@ -188,6 +188,8 @@ def test_self_test_passes() -> None:
     out = _run(["--self-test"])
     assert out.returncode == 0, out.stdout + out.stderr
     assert "PASS  badge image" in out.stdout and "PASS  stamped PDF" in out.stdout
+    # PROTOCOL §13: a scanned page of the verified sample is OCR'd and its figures match.
+    assert "PASS  document check of a scanned page (OCR)" in out.stdout
 
 
 def test_an_image_of_another_qr_code_is_no_verdict(

@@ -56,8 +56,8 @@ def _drop(panel: ApplicantPanel, paths: list[str]) -> QDropEvent:
     return event
 
 
-def _wait_done(qtbot: Any, panel: ApplicantPanel) -> None:
-    qtbot.waitUntil(lambda: panel.pending == 0 and panel.check is not None, timeout=20000)
+def _wait_done(qtbot: Any, panel: ApplicantPanel, timeout: int = 20000) -> None:
+    qtbot.waitUntil(lambda: panel.pending == 0 and panel.check is not None, timeout=timeout)
 
 
 def _texts(widget: Any) -> str:
