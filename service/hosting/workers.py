@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import selectors
 import shutil
 import socket
@@ -142,11 +143,13 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
         if enabled or self.alive:
             return  # only the shutdown path drains
         for listener in self.sockets:
-            while True:
-                before = self.nr_conns
-                self.accept(listener)
-                if self.nr_conns == before:
+            # Until the accept queue is empty, not until an accept adds no connection: one
+            # whose client had already gone is dropped at once (the guard reads its end) and
+            # used to end the loop, and the queued connections behind it met a reset.
+            for _ in range(self.worker_connections):
+                if not _has_pending(listener):
                     break
+                self.accept(listener)
             with contextlib.suppress(OSError):
                 listener.close()
 
@@ -154,6 +157,16 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
 LINGER = 2.0
 """How long a gently closed connection is read for its client to close too (as the single-process
 drain's LINGER)."""
+
+
+def _has_pending(listener: Any) -> bool:
+    """Whether a listening socket has a completed connection waiting to be accepted."""
+    try:
+        poll = select.poll()  # not select(): a worker's descriptors may pass FD_SETSIZE
+        poll.register(listener, select.POLLIN)
+        return any(events & select.POLLIN for _, events in poll.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def _request_waiting(sock: Any) -> bool:
