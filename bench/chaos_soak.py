@@ -11,7 +11,9 @@ Load: `--clients` threads, each a loop of verifications (70 %), single registrat
 20-record batches (10 %); receipts once the route exists. Printed: requests, answers by status,
 every unexpected answer (anything but 2xx, or 503/429 with Retry-After; a connection reset;
 a refused connection outside the restart window), p99 per operation; then every acknowledged
-record is verified again (0 lost). Exit 1 on any unexpected error or any lost record.
+record is verified again (0 lost). Exit 1 on any unexpected error or any lost record. Each
+unexpected error is printed with when it was sent, the fault before it and its exception, and
+the server log's last lines after them: the clues to a drain or restart edge (issue 37 #7).
 
 Usage: python bench/chaos_soak.py [--minutes 10] [--store postgres|tinydb|both] [--clients 8]
 (root, for the tmpfs and for running PostgreSQL as the postgres user.)
