@@ -11,7 +11,9 @@ Load: `--clients` threads, each a loop of verifications (70 %), single registrat
 20-record batches (10 %); receipts once the route exists. Printed: requests, answers by status,
 every unexpected answer (anything but 2xx, or 503/429 with Retry-After; a connection reset;
 a refused connection outside the restart window), p99 per operation; then every acknowledged
-record is verified again (0 lost). Exit 1 on any unexpected error or any lost record.
+record is verified again (0 lost). Exit 1 on any unexpected error or any lost record. Each
+unexpected error is printed with when it was sent, the fault before it and its exception, and
+the server log's last lines after them: the clues to a drain or restart edge (issue 37 #7).
 
 Usage: python bench/chaos_soak.py [--minutes 10] [--store postgres|tinydb|both] [--clients 8]
 (root, for the tmpfs and for running PostgreSQL as the postgres user.)
@@ -242,13 +244,24 @@ class Tally:
         self.unexpected: collections.Counter[str] = collections.Counter()
         self.latency: dict[str, list[float]] = collections.defaultdict(list)
         self.acknowledged: list[str] = []
+        self.started = time.monotonic()
+        self.fault = "none yet"  # the latest fault and when it began, for each error's line
+        self.details: list[str] = []
 
-    def note(self, op: str, outcome: str, seconds: float, unexpected: str | None) -> None:
+    def note(
+        self, op: str, outcome: str, seconds: float, unexpected: str | None, detail: str = ""
+    ) -> None:
         with self.lock:
             self.statuses[(op, outcome)] += 1
             self.latency[op].append(seconds)
             if unexpected:
                 self.unexpected[f"{op}: {unexpected}"] += 1
+                # When it happened and what it said: the clue to its cause (a drain, a restart).
+                at = time.monotonic() - self.started - seconds
+                self.details.append(
+                    f"sent at {at:6.1f} s, {seconds * 1000:.0f} ms, after {self.fault}:"
+                    f" {op} {unexpected} {detail[:160]!r}"
+                )
 
 
 def _token(url: str, client: dict[str, str]) -> str:
@@ -281,7 +294,11 @@ def client_loop(
             if pick < 0.7 and tally.acknowledged:
                 op = "verify"
                 payload = rng.choice(tally.acknowledged)
-                call = ("/v1/verifications/payload", {"barcode": payload}, tokens["verifier"])
+                call: tuple[str, Any, str] = (
+                    "/v1/verifications/payload",
+                    {"barcode": payload},
+                    tokens["verifier"],
+                )
                 made: list[Any] = []
             elif pick < 0.9:
                 op = "register"
@@ -311,6 +328,7 @@ def client_loop(
                     "refused" if refused else "connect error",
                     0.0,
                     None if expected else type(exc).__name__,
+                    repr(exc.__cause__ or exc),
                 )
                 time.sleep(0.2)
                 continue
@@ -320,7 +338,11 @@ def client_loop(
                 by_kill = started - service.killed_at < 3.0
                 outcome = "cut by the worker kill" if by_kill else type(exc).__name__
                 tally.note(
-                    op, outcome, time.monotonic() - started, None if by_kill else type(exc).__name__
+                    op,
+                    outcome,
+                    time.monotonic() - started,
+                    None if by_kill else type(exc).__name__,
+                    repr(exc.__cause__ or exc),
                 )
                 continue
             seconds = time.monotonic() - started
@@ -476,7 +498,7 @@ def run(store: str, minutes: float, clients: int) -> bool:
         }
         tally = Tally()
         stop = threading.Event()
-        started = time.monotonic()
+        started = tally.started = time.monotonic()
         workers = [
             threading.Thread(
                 target=client_loop, args=(service, instance, tally, stop, tokens), daemon=True
@@ -493,14 +515,21 @@ def run(store: str, minutes: float, clients: int) -> bool:
                 break
             name, fault = faults[number % len(faults)]
             number += 1
-            print(f"[{time.monotonic() - started:5.0f} s] fault: {name}", flush=True)
+            at = time.monotonic() - started
+            print(f"[{at:5.0f} s] fault: {name}", flush=True)
+            tally.fault = f"{name} at {at:.1f} s"
             fault()
+            tally.fault = f"{name} at {at:.1f} s (done at {time.monotonic() - started:.1f} s)"
         while time.monotonic() < end:
             time.sleep(0.5)
         stop.set()
         for worker in workers:
             worker.join(90)
-        return report(store, service, instance, tally, time.monotonic() - started)
+        ok = report(store, service, instance, tally, time.monotonic() - started)
+        if tally.unexpected:  # the server's side of it (it logs at WARNING: errors only)
+            lines = (root / "serve.log").read_text(errors="replace").splitlines()
+            print("  server log, last lines:", *lines[-30:], sep="\n    ", flush=True)
+        return ok
 
 
 def report(
@@ -519,6 +548,8 @@ def report(
         print(f"  p99 {op:9} {p99 * 1000:8.1f} ms over {len(ordered)}", flush=True)
     for what, count in tally.unexpected.most_common():
         print(f"  UNEXPECTED x{count}: {what}", flush=True)
+    for detail in tally.details[:20]:
+        print(f"    {detail}", flush=True)
     vtok = _token(
         service.url,
         {

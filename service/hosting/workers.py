@@ -18,9 +18,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
+import selectors
 import shutil
+import socket
+import ssl
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
@@ -65,28 +70,130 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
     connection (its retry after `Retry-After`) failed with "server disconnected". This worker
     answers `Connection: close` whenever more than that is left unread (`_closing_unread`).
 
+    An idle keep-alive connection whose time is up (its keep-alive timeout, or the 2 s a stopping
+    worker keeps it) is closed gently (`murder_keepalived`), as the single-process drain does
+    (service.hosting.waitress_drain): a FIN first, then whatever the client still sends is read
+    and dropped until it closes too, for at most LINGER. gunicorn closed it outright, and a
+    request crossing that close on the wire met a reset (issue 37 #7). A connection whose next
+    request is already waiting when its time is up is answered instead.
+
     `serve --workers` runs its subclass `service.hosting.gunicorn_guard.GuardedThreadWorker`, which
     also
     reads whole requests before a thread takes them (slow clients); operators running gunicorn
     themselves: `-k service.hosting.gunicorn_guard.GuardedThreadWorker`.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lingering: dict[Any, float] = {}
+        """Sockets closed gently (FIN sent), still read until their client closes: deadline."""
+
     def load_wsgi(self) -> None:
         super().load_wsgi()
         self.wsgi: Any = _closing_unread(self.wsgi)
+
+    def murder_keepalived(self, force: bool = False) -> None:
+        """gunicorn's sweep of idle keep-alive connections, closing gently (see the class);
+        `force` (the very end of a stop) closes everything at once, lingering sockets too."""
+        now = time.monotonic()
+        while self.keepalived_conns:
+            conn = self.keepalived_conns[0]
+            if conn.timeout > now and not force:
+                break
+            self.keepalived_conns.popleft()
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                self.poller.unregister(conn.sock)
+            if not force and _request_waiting(conn.sock):
+                self.enqueue_req(conn)  # answered (with Connection: close when stopping)
+            elif force or not self._linger(conn.sock, now + LINGER):
+                self.nr_conns -= 1
+                conn.close()
+        for sock, until in list(self.lingering.items()):
+            if force or now >= until:
+                self._end_lingering(sock)
+
+    def _linger(self, sock: Any, until: float) -> bool:
+        """Send the FIN and read what comes until the client closes; False when it cannot be
+        done (TLS, whose close is its own; a socket already gone): then closed at once."""
+        if isinstance(sock, ssl.SSLSocket):
+            return False
+        try:
+            sock.shutdown(socket.SHUT_WR)
+            self.poller.register(sock, selectors.EVENT_READ, self._lingering_readable)
+        except (OSError, ValueError, KeyError):
+            return False
+        self.lingering[sock] = until
+        return True
+
+    def _lingering_readable(self, sock: Any) -> None:
+        if _drained(sock):
+            self._end_lingering(sock)
+
+    def _end_lingering(self, sock: Any) -> None:
+        if self.lingering.pop(sock, None) is None:
+            return
+        with contextlib.suppress(OSError, KeyError, ValueError):
+            self.poller.unregister(sock)
+        with contextlib.suppress(OSError):
+            sock.close()
+        self.nr_conns -= 1  # counted until now: a stopping worker waits for it (at most LINGER)
 
     def set_accept_enabled(self, enabled: bool) -> None:
         super().set_accept_enabled(enabled)
         if enabled or self.alive:
             return  # only the shutdown path drains
         for listener in self.sockets:
-            while True:
-                before = self.nr_conns
-                self.accept(listener)
-                if self.nr_conns == before:
+            # Until the accept queue is empty, not until an accept adds no connection: one
+            # whose client had already gone is dropped at once (the guard reads its end) and
+            # used to end the loop, and the queued connections behind it met a reset.
+            for _ in range(self.worker_connections):
+                if not _has_pending(listener):
                     break
+                self.accept(listener)
             with contextlib.suppress(OSError):
                 listener.close()
+
+
+LINGER = 2.0
+"""How long a gently closed connection is read for its client to close too (as the single-process
+drain's LINGER)."""
+
+
+def _has_pending(listener: Any) -> bool:
+    """Whether a listening socket has a completed connection waiting to be accepted."""
+    try:
+        poll = select.poll()  # not select(): a worker's descriptors may pass FD_SETSIZE
+        poll.register(listener, select.POLLIN)
+        return any(events & select.POLLIN for _, events in poll.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
+def _request_waiting(sock: Any) -> bool:
+    """Whether an idle connection's next request is already on the socket."""
+    if isinstance(sock, ssl.SSLSocket):
+        return bool(sock.pending())
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK))
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return False  # reset by the client: nothing to answer
+
+
+def _drained(sock: Any) -> bool:
+    """Read and drop what is there (a bounded amount per turn); True once the client has
+    closed its side (or reset)."""
+    for _ in range(16):
+        try:
+            data = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+        if not data:
+            return True
+    return False
 
 
 _DRAINED = getattr(gunicorn_parser, "_DRAIN_MAX_BYTES", 64 * 1024)
