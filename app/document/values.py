@@ -23,7 +23,7 @@ _MONEY = re.compile(
     \s*(?P<code2>[A-Za-z]{3})?\s*(?P<close>\))?$""",
     re.VERBOSE,
 )
-_MONTHS = {
+MONTHS: dict[str, int] = {
     name: number
     for number, names in enumerate(
         (
@@ -108,11 +108,11 @@ def parse_date(text: str) -> date | None:
                 return date(a, b, c) if order == "ymd" else date(c, b, a)
         found = _DAY_MONTH.match(plain)
         if found:
-            month = _MONTHS.get(found[2].casefold())
+            month = MONTHS.get(found[2].casefold())
             return None if month is None else date(int(found[3]), month, int(found[1]))
         found = _MONTH_DAY.match(plain)
         if found:
-            month = _MONTHS.get(found[1].casefold())
+            month = MONTHS.get(found[1].casefold())
             return None if month is None else date(int(found[3]), month, int(found[2]))
     except ValueError:  # 31/02/2026: no such day, so no date
         return None

@@ -236,7 +236,7 @@ class Lingering:
         """Drop what each one has received; close those whose client closed, or past LINGER."""
         kept = []
         for sock, until in self._socks:
-            if _drained(sock) or now >= until:
+            if drained(sock) or now >= until:
                 with contextlib.suppress(OSError):
                     sock.close()
             else:
@@ -250,7 +250,7 @@ class Lingering:
         self._socks = []
 
 
-def _drained(sock: socket.socket) -> bool:
+def drained(sock: socket.socket) -> bool:
     """Read and drop what is there (a bounded amount per turn); True once the client has
     closed its side (or reset)."""
     for _ in range(16):

@@ -36,6 +36,7 @@ from gunicorn.http import parser as gunicorn_parser
 from gunicorn.workers.gthread import ThreadWorker
 
 from service.composition.settings import read_settings
+from service.hosting.waitress_drain import drained  # one gentle close for both servers
 from service.hosting.wsgi import SERVE_OPTIONS, Settings
 from service.http.log_text import RedactingFilter
 
@@ -126,7 +127,7 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
         return True
 
     def _lingering_readable(self, sock: Any) -> None:
-        if _drained(sock):
+        if drained(sock):
             self._end_lingering(sock)
 
     def _end_lingering(self, sock: Any) -> None:
@@ -179,21 +180,6 @@ def _request_waiting(sock: Any) -> bool:
         return False
     except OSError:
         return False  # reset by the client: nothing to answer
-
-
-def _drained(sock: Any) -> bool:
-    """Read and drop what is there (a bounded amount per turn); True once the client has
-    closed its side (or reset)."""
-    for _ in range(16):
-        try:
-            data = sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
-            return False
-        except OSError:
-            return True
-        if not data:
-            return True
-    return False
 
 
 _DRAINED = getattr(gunicorn_parser, "_DRAIN_MAX_BYTES", 64 * 1024)

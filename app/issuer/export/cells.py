@@ -16,31 +16,11 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from app.document.values import MONTHS  # one table of month names, short and long
 from app.issuer.fields import ValueProblem
 
 __all__ = ["cell_text", "date_text", "money_text"]
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("jan", "january"),
-            ("feb", "february"),
-            ("mar", "march"),
-            ("apr", "april"),
-            ("may",),
-            ("jun", "june"),
-            ("jul", "july"),
-            ("aug", "august"),
-            ("sep", "sept", "september"),
-            ("oct", "october"),
-            ("nov", "november"),
-            ("dec", "december"),
-        ],
-        start=1,
-    )
-    for name in names
-}
 _TIME = r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?"
 _DATE_RES = {
     "DD/MM/YYYY": re.compile(r"(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})" + _TIME),
@@ -79,7 +59,7 @@ def date_text(value: Any, date_format: str) -> str:
         elif date_format == "YYYY-MM-DD":
             day = dt.date(int(a), int(b), int(c))
         else:
-            month = _MONTHS.get(b.casefold())
+            month = MONTHS.get(b.casefold())
             if month is None:
                 raise ValueProblem(f"expected a date as {date_format}")
             day = dt.date(int(c), month, int(a))
