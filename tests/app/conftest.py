@@ -113,3 +113,14 @@ def dialog_answers(qapp: object) -> Iterator[DialogAnswers]:
     finally:
         answers.close()
     assert answers.unexpected == 0, f"unexpected dialogs: {answers.kinds}"
+
+
+@pytest.fixture(autouse=True)
+def pin_kdf_at_test_cost(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kiosk PIN's scrypt at N=2^12 instead of 2^17: the same code and format, a second of
+    CPU less for each of the twenty-odd PINs set or typed across the tests. The modules marked
+    `real_pin_cost` (tests/app/shell/test_pin_hash.py) hold the real cost."""
+    if request.node.get_closest_marker("real_pin_cost") is None:
+        from app.settings import pin_hash
+
+        monkeypatch.setattr(pin_hash, "SCRYPT_N", 2**12)

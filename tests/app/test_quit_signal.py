@@ -51,9 +51,7 @@ def _open(app: subprocess.Popen[str], log: Path) -> None:
     wait_until(opened, "the app's window to open", timeout=90)
 
 
-@pytest.mark.parametrize(
-    ("mode", "sig"), [("desk", signal.SIGINT), ("kiosk", signal.SIGTERM), ("kiosk", signal.SIGINT)]
-)
+@pytest.mark.parametrize(("mode", "sig"), [("desk", signal.SIGINT), ("kiosk", signal.SIGTERM)])
 def test_a_signal_quits_the_gui_as_closing_it_does(
     tmp_path: Path, mode: str, sig: signal.Signals
 ) -> None:

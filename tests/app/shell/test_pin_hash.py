@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtWidgets import QDialog
 
 from app.settings.desk import Settings
@@ -23,6 +24,8 @@ from app.settings.pin_hash import (
     verify_pin,
 )
 from app.ui.pin_dialog import MAX_TRIES, PinDialog, PinGuard
+
+pytestmark = pytest.mark.real_pin_cost  # the real scrypt cost, not the other tests' cheaper one
 
 
 def legacy_hash(pin: str, salt: str = "00112233aabbccdd") -> str:

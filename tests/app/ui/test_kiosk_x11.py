@@ -35,9 +35,13 @@ def display() -> Iterator[XDisplay]:
         yield running
 
 
-@pytest.fixture
-def kiosk(display: XDisplay, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """The real kiosk (demo) on ``display``: its window id and its log file."""
+@pytest.fixture(scope="module")
+def kiosk(
+    display: XDisplay, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """The real kiosk (demo) on ``display``: its window id and its log file; one kiosk for the
+    module, as at a desk (it is put away, then scans)."""
+    tmp_path = tmp_path_factory.mktemp("kiosk")
     config = tmp_path / "config"
     logs = tmp_path / "logs"
     settings = Settings(camera=str(tmp_path / "no-camera.avi"))
