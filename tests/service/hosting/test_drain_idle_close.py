@@ -29,6 +29,23 @@ __all__ = ["instance"]  # the fixture, shared with the other drain tests
 IDLE = 8
 
 
+def requests_crossing_the_close(idle: list[socket.socket]) -> list[str]:
+    """On each closed idle connection, once its FIN is seen, send a request anyway (one that
+    crossed the close on the wire); the errors met (resets), one per connection that failed."""
+    resets: list[str] = []
+    for sock in idle:
+        assert sock.recv(1) == b""  # the server's FIN: the connection is over
+        try:
+            sock.sendall(HEALTHZ)
+            sock.shutdown(socket.SHUT_WR)
+            assert sock.recv(65536) == b""
+        except OSError as exc:  # reset, or "not connected" once the reset came first
+            resets.append(type(exc).__name__)
+        finally:
+            sock.close()
+    return resets
+
+
 def test_idle_keep_alive_connections_end_without_a_reset(instance: dict[str, object]) -> None:
     with _serving(instance) as (server, url):  # type: ignore[arg-type]
         idle = [socket.create_connection(_address(url), timeout=DEADLINE) for _ in range(IDLE)]
@@ -36,17 +53,7 @@ def test_idle_keep_alive_connections_end_without_a_reset(instance: dict[str, obj
             _keep_alive_exchange(sock)
         server.proc.send_signal(signal.SIGTERM)
         wait_until(lambda: _refuses_connections(url), "the listener to close", DEADLINE)
-        resets: list[str] = []
-        for sock in idle:
-            assert sock.recv(1) == b""  # the server's FIN: the connection is over
-            try:
-                sock.sendall(HEALTHZ)  # a request that crossed the close on the wire
-                sock.shutdown(socket.SHUT_WR)
-                assert sock.recv(65536) == b""
-            except OSError as exc:  # reset, or "not connected" once the reset came first
-                resets.append(type(exc).__name__)
-            finally:
-                sock.close()
+        resets = requests_crossing_the_close(idle)
         assert resets == [], f"{len(resets)} of {IDLE} idle connections failed: {resets}"
         assert server.proc.wait(DEADLINE) == 0
     assert "Traceback" not in "".join(server.stderr)

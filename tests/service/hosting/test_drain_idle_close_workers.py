@@ -17,9 +17,9 @@ import socket
 
 from testbed.cluster import Instance, Server
 from testbed.waiting import wait_until
+from tests.service.hosting.test_drain_idle_close import requests_crossing_the_close
 from tests.service.hosting.test_drain_single import (
     DEADLINE,
-    HEALTHZ,
     _address,
     _keep_alive_exchange,
     _refuses_connections,
@@ -40,17 +40,7 @@ def test_idle_keep_alive_connections_end_without_a_reset_on_workers(instance: In
             _keep_alive_exchange(sock)
         server.proc.send_signal(signal.SIGTERM)
         wait_until(lambda: _refuses_connections(server.url), "the listener to close", DEADLINE)
-        resets: list[str] = []
-        for sock in idle:
-            assert sock.recv(1) == b""  # the server's FIN: the connection is over
-            try:
-                sock.sendall(HEALTHZ)  # a request that crossed the close on the wire
-                sock.shutdown(socket.SHUT_WR)
-                assert sock.recv(65536) == b""
-            except OSError as exc:  # reset, or "not connected" once the reset came first
-                resets.append(type(exc).__name__)
-            finally:
-                sock.close()
+        resets = requests_crossing_the_close(idle)
         assert resets == [], f"{len(resets)} of {IDLE} idle connections failed: {resets}"
         assert server.proc.wait(DEADLINE) == 0
         assert "Traceback" not in server.log()
