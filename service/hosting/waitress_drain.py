@@ -45,6 +45,8 @@ from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.task import WSGITask
 
+from service.hosting.syn_gate import SETTLE, close_gate, connection_waiting
+
 log = logging.getLogger("service.server")
 
 DEFAULT_GRACE = 30.0
@@ -149,7 +151,10 @@ def _drain(server: Any, grace: float, use_poll: bool) -> None:
     server.draining = True
     lingering = Lingering()
     server.lingering = lingering
-    _accept_backlog(server)
+    # Closing the gate first (service.hosting.syn_gate) leaves nothing new to arrive between
+    # the last accept and the close, so nobody is reset by it; what is under way is waited for.
+    gated = server.socket is not None and close_gate(server.socket)
+    _accept_backlog(server, SETTLE if gated else 0.0)
     if server.socket is not None:
         wasyncore.dispatcher.close(server)  # the listener only; the trigger stays to wake us
     while True:
@@ -283,14 +288,14 @@ def _waiting_data(channel: HTTPChannel) -> bool:
         return False  # reset by the client: nothing to answer
 
 
-def _accept_backlog(server: Any) -> None:
+def _accept_backlog(server: Any, settle: float) -> None:
     """Take every connection the kernel completed before the listener closes (those clients may
-    already have sent a request), up to the connection limit."""
+    already have sent a request), up to the connection limit; behind a closed gate, also those
+    whose handshake completes within `settle` seconds."""
     if server.socket is None:
         return
     limit = server.adj.connection_limit
-    while len(server._map) < limit:
-        before = len(server._map)
-        server.handle_accept()
-        if len(server._map) == before:
+    for _ in range(limit):  # bounded: an accept that fails takes its connection all the same
+        if len(server._map) >= limit or not connection_waiting(server.socket, settle):
             break
+        server.handle_accept()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import select
 import selectors
 import shutil
 import socket
@@ -31,11 +30,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
 from gunicorn.glogging import Logger as GunicornLogger
 from gunicorn.http import parser as gunicorn_parser
 from gunicorn.workers.gthread import ThreadWorker
 
 from service.composition.settings import read_settings
+from service.hosting.syn_gate import SETTLE, close_gate, connection_waiting, gate_closed
 from service.hosting.waitress_drain import drained  # one gentle close for both servers
 from service.hosting.wsgi import SERVE_OPTIONS, Settings
 from service.http.log_text import RedactingFilter
@@ -146,9 +147,12 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
         for listener in self.sockets:
             # Until the accept queue is empty, not until an accept adds no connection: one
             # whose client had already gone is dropped at once (the guard reads its end) and
-            # used to end the loop, and the queued connections behind it met a reset.
+            # used to end the loop, and the queued connections behind it met a reset. When the
+            # whole server stops, the master has closed the gate (service.hosting.syn_gate):
+            # nothing new arrives, so wait a moment for handshakes under way too.
+            settle = SETTLE if gate_closed(listener) else 0.0
             for _ in range(self.worker_connections):
-                if not _has_pending(listener):
+                if not connection_waiting(listener, settle):
                     break
                 self.accept(listener)
             with contextlib.suppress(OSError):
@@ -158,16 +162,6 @@ class DrainingThreadWorker(ThreadWorker):  # type: ignore[misc]
 LINGER = 2.0
 """How long a gently closed connection is read for its client to close too (as the single-process
 drain's LINGER)."""
-
-
-def _has_pending(listener: Any) -> bool:
-    """Whether a listening socket has a completed connection waiting to be accepted."""
-    try:
-        poll = select.poll()  # not select(): a worker's descriptors may pass FD_SETSIZE
-        poll.register(listener, select.POLLIN)
-        return any(events & select.POLLIN for _, events in poll.poll(0))
-    except (OSError, ValueError):
-        return False
 
 
 def _request_waiting(sock: Any) -> bool:
@@ -224,6 +218,17 @@ class RedactingGunicornLogger(GunicornLogger):  # type: ignore[misc]
             logger.addFilter(RedactingFilter())
 
 
+class _GatedArbiter(Arbiter):  # type: ignore[misc]
+    """gunicorn's master, closing the listener's gate (service.hosting.syn_gate) before a
+    graceful stop tells the workers to drain: the last worker's close then resets nobody."""
+
+    def stop(self, graceful: bool = True) -> None:
+        if graceful:
+            for listener in self.LISTENERS:
+                close_gate(listener.sock)
+        super().stop(graceful)
+
+
 class _Server(BaseApplication):  # type: ignore[misc]
     def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
         self._settings = settings
@@ -233,6 +238,14 @@ class _Server(BaseApplication):  # type: ignore[misc]
     def load_config(self) -> None:
         for key, value in self._options.items():
             self.cfg.set(key, value)
+
+    def run(self) -> None:
+        """BaseApplication.run, with the gated master."""
+        try:
+            _GatedArbiter(self).run()
+        except RuntimeError as exc:
+            print(f"\nError: {exc}\n", file=sys.stderr, flush=True)
+            sys.exit(1)
 
     def load(self) -> Any:
         from service.hosting.wsgi import build_application, configure_access_log

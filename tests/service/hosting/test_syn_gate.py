@@ -1,0 +1,50 @@
+"""The listener's gate (service.hosting.syn_gate) on a real loopback socket: what was queued is
+still accepted and answered, a new connection attempt is ignored (not reset), and once the
+listener closes the next attempt is refused before anything is sent."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import pytest
+
+from service.hosting.syn_gate import close_gate, gate_closed
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux filter")
+
+
+def test_a_closed_gate_keeps_the_queue_and_ignores_new_connections() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        address = listener.getsockname()
+        queued = socket.create_connection(address)
+        queued.sendall(b"sent before the gate")
+        assert not gate_closed(listener)
+
+        assert close_gate(listener)
+        assert gate_closed(listener)
+
+        accepted, _ = listener.accept()  # the queued connection is still there, data and all
+        with accepted, queued:
+            assert accepted.recv(64) == b"sent before the gate"
+            queued.sendall(b"and after")  # an established connection passes the filter
+            assert accepted.recv(64) == b"and after"
+            accepted.sendall(b"answered")
+            assert queued.recv(64) == b"answered"
+
+        late = socket.socket()
+        late.settimeout(0.5)  # an open gate would connect at once: a timeout is the only pass
+        with late, pytest.raises(TimeoutError):
+            late.connect(address)
+    refused = socket.socket()
+    with refused, pytest.raises(ConnectionRefusedError):
+        refused.connect(address)
+
+
+def test_an_open_listener_reports_no_gate() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        assert not gate_closed(listener)
