@@ -28,6 +28,7 @@ __all__ = [
     "fingerprint_words",
     "normalize_fingerprint",
     "pinned_context",
+    "pinned_options",
 ]
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -86,3 +87,9 @@ def pinned_context(fingerprint: str) -> ssl.SSLContext:
 
     context.sslsocket_class = PinnedSocket
     return context
+
+
+def pinned_options(fingerprint: str) -> dict[str, Any]:
+    """ApiClient options for a service on another computer: its certificate pinned by
+    `fingerprint` (a desk's, a payroll computer's); the public authorities' check without one."""
+    return {"verify": pinned_context(fingerprint)} if fingerprint else {}

@@ -3,7 +3,8 @@
     python -m app issue-run payrun.csv --out OUT [--pdf-dir DIR] [--schema S] [--batch-size N]
         [--mapping MAPPING.json] [--combined-pdf PDF]
         (--demo | --service-url URL --client-id ID [--client-secret S] [--encryption-key K]
-                  [--key-version KV] [--auth-url U] [--issuer-url U] [--scan-base U])
+                  [--key-version KV] [--auth-url U] [--issuer-url U] [--scan-base U]
+                  [--tls-fingerprint SHA256])
     python -m app issue-run export.xlsx --suggest-mapping > MAPPING.json
 
 Every payslip registered is written to the issuer's ledger (app.issuer.ledger); a run whose rows
@@ -37,6 +38,7 @@ from pydantic import SecretStr
 
 from app.api.client import ApiClient
 from app.api.fail_fast import issuer_client
+from app.api.pinning import normalize_fingerprint, pinned_options
 from app.issuer.export.mapping import ExportMapping, load_mapping
 from app.issuer.journal import JournalError
 from app.issuer.ledger import AlreadyIssued, Ledger
@@ -79,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--auth-url", help="the token endpoint's base URL, when elsewhere")
     parser.add_argument("--issuer-url", help="the Issuer API's base URL, when elsewhere")
     parser.add_argument("--scan-base", help="the verifier's public URL badges point to")
+    parser.add_argument(
+        "--tls-fingerprint",
+        metavar="SHA256",
+        help="an office service's certificate fingerprint, as Admin shows it: that certificate "
+        "is accepted and no other",
+    )
     parser.add_argument("--client-id", help="the issuer client's id")
     parser.add_argument("--client-secret", help="or PAYSLIP_CLIENT_SECRET")
     parser.add_argument("--encryption-key", help="base64url, or PAYSLIP_ENCRYPTION_KEY")
@@ -235,9 +243,21 @@ def _remote_service(args: argparse.Namespace) -> _Service:
         key = IssuerKey(decode_key(key_text), args.key_version)
     except (EncryptionKeyError, UnicodeEncodeError):
         raise _CannotStart("the encryption key is not 32 bytes of base64url text") from None
+    fingerprint = ""
+    if args.tls_fingerprint:
+        fingerprint = normalize_fingerprint(args.tls_fingerprint) or ""
+        if not fingerprint:
+            raise _CannotStart(
+                "--tls-fingerprint is not a SHA-256 fingerprint (64 hex digits, as Admin shows it)"
+            )
     issuer_url = args.issuer_url or args.service_url
     client = issuer_client(
-        issuer_url, args.client_id, secret, auth_url=args.auth_url, deadline=60.0
+        issuer_url,
+        args.client_id,
+        secret,
+        auth_url=args.auth_url,
+        deadline=60.0,
+        **pinned_options(fingerprint),
     )
     return _Service(client, key, args.scan_base or args.service_url, args.client_id)
 

@@ -9,7 +9,7 @@ name, client id, key version) to settings.json. The Issue screen then shows the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.settings.desk import SecretStore, Settings
 from service.hosting.network_address import is_loopback_url
@@ -52,6 +52,10 @@ class LocalIssuer:
     key_version: str = ""
     client_secret: str = field(default="", repr=False)
     encryption_key: str = field(default="", repr=False)
+    fingerprint: str = ""
+    """The office service's certificate fingerprint (SHA-256 hex), when it serves HTTPS with a
+    certificate no public authority signed: issuing accepts that certificate and no other
+    (app.api.pinning). Not a secret: Admin shows it with the address."""
 
     @property
     def complete(self) -> bool:
@@ -92,6 +96,8 @@ def remember(
         "key_version": issuer.key_version,
         "name": issuer.name,
     }
+    if issuer.fingerprint:
+        wanted["fingerprint"] = issuer.fingerprint
     if settings.extra.get(SETTINGS_KEY) != wanted:
         settings.extra[SETTINGS_KEY] = wanted
         settings.save()
@@ -107,7 +113,7 @@ def use_new_key(
     if saved is None or saved.client_id != client_id:
         return None
     secrets.set(_key_slot(client_id), key)
-    updated = LocalIssuer(saved.url, client_id, saved.name, key_version, saved.client_secret, key)
+    updated = replace(saved, key_version=key_version, encryption_key=key)
     remember(settings, secrets, updated, with_secrets=False)
     return updated
 
@@ -145,4 +151,5 @@ def load_local_issuer(settings: Settings, secrets: SecretStore) -> LocalIssuer |
         key_version=str(saved.get("key_version") or ""),
         client_secret=secrets.get(_secret_slot(client_id)) or "",
         encryption_key=secrets.get(_key_slot(client_id)) or "",
+        fingerprint=str(saved.get("fingerprint") or ""),
     )

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from app.api import ApiClient
 from app.api.fail_fast import issuer_client
-from app.api.pinning import pinned_context
+from app.api.pinning import pinned_context, pinned_options
 from app.api.probe import probe
 from app.issuer.local_issuer import adopt_stale_loopback
 from app.settings.desk import SecretStore, Settings
@@ -145,9 +145,7 @@ def own_options(running: Running, settings: Settings) -> dict[str, Any]:
 def desk_options(settings: Settings) -> dict[str, Any]:
     """A desk connected to an office service: that service's certificate pinned by the
     fingerprint it was given (app.api.pinning); without one, the public authorities' check."""
-    if settings.tls_fingerprint:
-        return {"verify": pinned_context(settings.tls_fingerprint)}
-    return {}
+    return pinned_options(settings.tls_fingerprint)
 
 
 def office_fingerprint(context: AppContext) -> str | None:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.pinning import fingerprint_words
 from app.ui.widgets.staff_style import label, staff_stylesheet
 
 LABELS = {
@@ -42,6 +43,16 @@ LABELS = {
     "encryption_key": "Encryption key",
 }
 SECRET_FIELDS = ("client_secret", "encryption_key")
+
+
+def handover(wire: dict[str, Any], address: str, fingerprint: str | None) -> dict[str, Any]:
+    """A new client's credentials with the address other computers use and, on an office
+    network, the certificate's fingerprint in words: all a desk or a payroll computer needs
+    (each then accepts this service's certificate and no other)."""
+    values = {"service_url": address, **wire}
+    if fingerprint:
+        values["certificate_fingerprint"] = fingerprint_words(fingerprint)
+    return values
 
 
 def credentials_text(title: str, values: dict[str, Any]) -> str:

@@ -17,7 +17,6 @@ from typing import Any
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLineEdit,
     QMessageBox,
     QPushButton,
     QTableWidget,
@@ -26,7 +25,6 @@ from PySide6.QtWidgets import (
 
 from app.api import ApiClient
 from app.api.errors import ApiError
-from app.api.pinning import fingerprint_words
 from app.issuer.local_issuer import (
     LocalIssuer,
     load_local_issuer,
@@ -35,7 +33,8 @@ from app.issuer.local_issuer import (
     use_new_key,
 )
 from app.shell.context import AppContext, desk_fingerprint
-from app.ui.admin.credentials import SECRET_FIELDS, CredentialsDialog
+from app.ui.admin.add_row import AddRow
+from app.ui.admin.credentials import SECRET_FIELDS, CredentialsDialog, handover
 from app.ui.admin.overview import (
     OverviewTabs,
     is_phone,
@@ -48,7 +47,6 @@ from app.ui.widgets.folders import last_folder, remember_folder
 from app.ui.widgets.staff_style import (
     label,
     plural,
-    section,
     set_status,
     staff_screen,
     titled_column,
@@ -90,20 +88,10 @@ class AdminScreen(QWidget):
             "that protect the employees' details.",
         )
 
-        add, add_layout = section("Add")
-        row = QHBoxLayout()
-        self.name_edit = QLineEdit()
-        self.name_edit.setPlaceholderText("Name, e.g. “Harbour Payroll Pty Ltd” or “Front desk 2”")
-        self.name_edit.setObjectName("adminName")
-        self.name_edit.setStyleSheet("font-family: sans-serif;")
-        self.create_issuer_button = QPushButton("Add payroll provider")
-        self.create_issuer_button.setToolTip("Creates an issuer: it can register payslips.")
-        self.create_verifier_button = QPushButton("Add front desk")
-        self.create_verifier_button.setToolTip("Creates a verifier: it can check payslips.")
-        row.addWidget(self.name_edit, 1)
-        row.addWidget(self.create_issuer_button)
-        row.addWidget(self.create_verifier_button)
-        add_layout.addLayout(row)
+        add = AddRow()
+        self.name_edit = add.name_edit
+        self.create_issuer_button = add.create_issuer_button
+        self.create_verifier_button = add.create_verifier_button
         layout.addWidget(add)
 
         top = QHBoxLayout()
@@ -291,7 +279,7 @@ class AdminScreen(QWidget):
                 self.name_edit.clear()
                 self._show_credentials(
                     f"New payroll provider: {name}",
-                    made.wire(),
+                    self._handover(made.wire()),
                     on_use_here=lambda: self._use_here(url, name, made),
                 )
 
@@ -300,14 +288,12 @@ class AdminScreen(QWidget):
 
             def made_verifier(made: VerifierCreated) -> None:
                 self.name_edit.clear()
-                # The address other computers use, with the sign-in: all a desk needs.
-                values = {"service_url": self.context.public_url, **made.wire()}
-                fingerprint = desk_fingerprint(self.context)
-                if fingerprint:  # the desk accepts this service's certificate and no other
-                    values["certificate_fingerprint"] = fingerprint_words(fingerprint)
-                self._show_credentials(f"New front desk: {name}", values)
+                self._show_credentials(f"New front desk: {name}", self._handover(made.wire()))
 
             self._run(lambda: admin.admin_create_verifier(name), made_verifier, "Adding…")
+
+    def _handover(self, wire: dict[str, Any]) -> dict[str, Any]:
+        return handover(wire, self.context.public_url, desk_fingerprint(self.context))
 
     def _use_here(self, url: str, name: str, made: IssuerCreated) -> None:
         try:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.api import ApiClient
 from app.api.fail_fast import issuer_client
+from app.api.pinning import fingerprint_words, normalize_fingerprint, pinned_options
 from app.api.probe import probe
 from app.issuer.local_issuer import (
     LocalIssuer,
@@ -54,7 +55,7 @@ class IssuerPanel(QFrame):
         self.context = context
         self.tasks = tasks
         self._client: ApiClient | None = None
-        self._client_key: tuple[str, str, str] | None = None
+        self._client_key: tuple[str, str, str, str] | None = None
         self._shown_embedded: str | None = None
         """The embedded service's address when the fields were filled (follow_service)."""
         self._name = ""
@@ -101,6 +102,7 @@ class IssuerPanel(QFrame):
                 ("client_secret", "Client secret", True),
                 ("encryption_key", "Encryption key", True),
                 ("key_version", "Key version", False),
+                ("fingerprint", "Certificate fingerprint", False),
             )
         ):
             edit = QLineEdit()
@@ -110,9 +112,14 @@ class IssuerPanel(QFrame):
             row, column = divmod(index, 2)
             caption = QLabel(label)
             caption.setObjectName("fieldLabel")
-            grid.addWidget(caption, row, column * 2)
-            grid.addWidget(edit, row, column * 2 + 1)
+            if name == "fingerprint":  # its own row, wide enough to compare all 16 groups
+                grid.addWidget(caption, 3, 0)
+                grid.addWidget(edit, 3, 1, 1, 3)
+            else:
+                grid.addWidget(caption, row, column * 2)
+                grid.addWidget(edit, row, column * 2 + 1)
             self.fields[name] = edit
+        self.fields["fingerprint"].setPlaceholderText("on an office network: from Admin, as shown")
         self.remember = QCheckBox("Remember on this computer (secure password store)")
         grid.addWidget(self.remember, 2, 2, 1, 2)
         layout.addWidget(self.details)
@@ -147,6 +154,7 @@ class IssuerPanel(QFrame):
             self.fields["url"].setText(context.service_url)
             for name in ("client_secret", "encryption_key"):
                 self.fields[name].setText("••••••••")
+            self.fields["fingerprint"].clear()
             self._set_summary(f"Issuing as <b>{DEMO_NAME}</b> (demo payroll provider)")
             self.details_button.setChecked(False)
             self._show_details(False)
@@ -159,6 +167,7 @@ class IssuerPanel(QFrame):
         self.fields["key_version"].setText(local.key_version)
         self.fields["client_secret"].setText(local.client_secret)
         self.fields["encryption_key"].setText(local.encryption_key)
+        self.fields["fingerprint"].setText(fingerprint_words(local.fingerprint))
         self._name = local.name
         if saved is not None and saved.complete:
             self._set_summary(f"Issuing as <b>{saved.name or saved.client_id}</b>")
@@ -169,7 +178,8 @@ class IssuerPanel(QFrame):
             self._warn_scan_base(
                 service.config.scan_base if on_embedded and service is not None else saved.url
             )
-            self._probe(saved.url, context.own_options() if on_embedded else {})
+            own = context.own_options() if on_embedded else pinned_options(saved.fingerprint)
+            self._probe(saved.url, own)
         else:
             self.warning.hide()
             self.unreachable.hide()
@@ -206,14 +216,14 @@ class IssuerPanel(QFrame):
         if self.tasks is None or not url:
             return
         verify = own.get("verify", True)
+        # A method, not a closure: the runner drops its answer once this panel is deleted.
+        self.tasks.run(lambda: probe(url, verify), self._show_probe)  # type: ignore[arg-type]
 
-        def show(problem: str | None) -> None:
-            text = f"The saved service address does not answer. {problem}" if problem else ""
-            self.unreachable.setText(text)
-            self.unreachable.setVisible(bool(text))
-            self.probed.emit(text)
-
-        self.tasks.run(lambda: probe(url, verify), show)  # type: ignore[arg-type]
+    def _show_probe(self, problem: str | None) -> None:
+        text = f"The saved service address does not answer. {problem}" if problem else ""
+        self.unreachable.setText(text)
+        self.unreachable.setVisible(bool(text))
+        self.probed.emit(text)
 
     def follow_service(self) -> None:
         """After the embedded service restarted (perhaps on another port, or back from a
@@ -247,6 +257,8 @@ class IssuerPanel(QFrame):
         secret = self.fields["client_secret"].text().strip()
         key_text = self.fields["encryption_key"].text().strip()
         key_version = self.fields["key_version"].text().strip() or None
+        fingerprint_text = self.fields["fingerprint"].text().strip()
+        fingerprint = normalize_fingerprint(fingerprint_text) if fingerprint_text else ""
         if not (url and client_id and secret and key_text):
             self.details_button.setChecked(True)
             raise ValueError(
@@ -258,24 +270,38 @@ class IssuerPanel(QFrame):
         except ValueError:
             self.details_button.setChecked(True)
             raise ValueError("The encryption key is not valid; copy it again in full.") from None
-        ident = (url, client_id, secret)
+        if fingerprint is None:
+            self.details_button.setChecked(True)
+            raise ValueError(
+                "The certificate fingerprint is not a SHA-256 fingerprint; copy it again in full "
+                "(64 letters and digits, as Admin shows it), or leave it empty."
+            )
+        ident = (url, client_id, secret, fingerprint)
         embedded = context.service is not None and context.service.url.rstrip("/") == url
         if self._client is None or self._client_key != ident:
             if self._client is not None:
                 self._client.close()
-            own = context.own_options() if embedded else {}
+            own = context.own_options() if embedded else pinned_options(fingerprint)
             self._client = issuer_client(url, client_id, secret, **own)
             self._client_key = ident
         scan_base = context.service.config.scan_base if embedded and context.service else url
-        self._save(url, client_id, secret, key_text, key_version)
+        self._save(url, client_id, secret, key_text, key_version, fingerprint)
         return self._client, key, scan_base
 
     def _save(
-        self, url: str, client_id: str, secret: str, key_text: str, key_version: str | None
+        self,
+        url: str,
+        client_id: str,
+        secret: str,
+        key_text: str,
+        key_version: str | None,
+        fingerprint: str,
     ) -> None:
         keep = self.remember.isChecked()
         address = saved_address(url, self._embedded_url())
-        issuer = LocalIssuer(address, client_id, self._name, key_version or "", secret, key_text)
+        issuer = LocalIssuer(
+            address, client_id, self._name, key_version or "", secret, key_text, fingerprint
+        )
         with contextlib.suppress(OSError):  # not remembering the address is no reason to stop
             remember(self.context.settings, self.context.secrets, issuer, with_secrets=keep)
 

@@ -31,6 +31,7 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 REMOTE = ["--service-url", "http://127.0.0.1:9", "--client-id", "c", "--client-secret", "s"]
+PIN_SHORT = ["--tls-fingerprint", "3F2A 9C41"]
 NO_SERVICE = (
     "give --demo, or --service-url, --client-id, a client secret and an encryption key "
     "(options or PAYSLIP_CLIENT_SECRET / PAYSLIP_ENCRYPTION_KEY)"
@@ -69,6 +70,10 @@ NO_SERVICE = (
         (
             ["run.csv", "--out", "out", *REMOTE, "--encryption-key", "é" * 43],
             "the encryption key is not 32 bytes of base64url text",
+        ),
+        (
+            ["run.csv", "--out", "out", *REMOTE, "--encryption-key", "A" * 43, *PIN_SHORT],
+            "--tls-fingerprint is not a SHA-256 fingerprint (64 hex digits, as Admin shows it)",
         ),
     ],
 )
