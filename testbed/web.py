@@ -8,6 +8,8 @@ A call that needs its own trust (a pinned certificate, `verify=False`) uses http
 
 from __future__ import annotations
 
+import ssl
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,3 +31,12 @@ def get(url: str, **options: Any) -> httpx.Response:
 
 def post(url: str, **options: Any) -> httpx.Response:
     return request("POST", url, **options)
+
+
+def pinned_client_context(cert_file: Path | str) -> ssl.SSLContext:
+    """A test's client for a service on loopback: trust exactly that service's certificate (it is
+    not issued for 127.0.0.1, so the name is not checked; the certificate is pinned)."""
+    context = ssl.create_default_context(cafile=str(cert_file))
+    context.check_hostname = False
+    context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    return context

@@ -11,7 +11,8 @@ and here, per operation:
   a duplicate instead of creating a second record. `registerAndBuildBarcode` is not idempotent
   (a lost response means the PII must be re-encrypted with a fresh IV, spec), nor are creating
   clients, keys and pairing links, so those only retry when nothing can have been processed.
-* Paths: ids are quoted as one path segment, so an id can never reach another route.
+* Paths: ids are quoted as one path segment (`app.api.wire`), so an id can never reach another
+  route.
 * Answers: every success body is parsed into the protocol's response model
   (`service.protocol.schemas`), the same class the service built it from; a body that does not
   fit is an `InvalidResponse`, never a half-read result.
@@ -26,16 +27,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
-from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from app.api.auth import Token, TokenAuth, token_from_response
 from app.api.errors import ClientCode, InvalidResponse
 from app.api.exchange import Exchange, new_request_id
 from app.api.retry import RetryPolicy
 from app.api.trust import trust
+from app.api.wire import parse_answer, path_segment
 from service.protocol.encoding import new_reference
 from service.protocol.schemas import (
     BarcodeResult,
@@ -64,30 +65,6 @@ M = TypeVar("M", bound=BaseModel)
 
 def _strip_base(url: str) -> str:
     return url[:-1] if url.endswith("/") else url
-
-
-def parse_answer(model: type[M], data: dict[str, Any], status: int, request_id: str | None) -> M:
-    """A success body as its response model, or `InvalidResponse`. Raised outside the `except`
-    block and without pydantic's error, whose text quotes the values (PII, secrets)."""
-    try:
-        return model.model_validate(data)
-    except ValidationError:
-        pass
-    raise InvalidResponse(
-        ClientCode.INVALID_RESPONSE,
-        status,
-        f"the answer is not a {model.__name__} (service.protocol.schemas)",
-        None,
-        request_id,
-    )
-
-
-def _seg(value: str) -> str:
-    """Quote one path segment so an id can never add path segments or a query."""
-    if value in ("", ".", ".."):
-        # These survive quoting and would be resolved as dot-segments, changing the route.
-        raise ValueError("not a usable path segment")
-    return quote(str(value), safe="")
 
 
 class ApiClient:
@@ -298,7 +275,7 @@ class ApiClient:
             RevocationResult,
             "POST",
             self._require(self._issuer_url, "issuer_url"),
-            f"/v1/records/{_seg(reference)}/revoke",
+            f"/v1/records/{path_segment(reference)}/revoke",
             SCOPE_ISSUER,
             body,
             idempotent=True,
@@ -324,24 +301,24 @@ class ApiClient:
 
     def admin_rotate_key(self, issuer_id: str) -> KeyCreated:
         """Give an issuer a new key version (no retry on ambiguous failures: each is a new key)."""
-        path = f"/admin/v1/issuers/{_seg(issuer_id)}/keys"
+        path = f"/admin/v1/issuers/{path_segment(issuer_id)}/keys"
         return self._admin(KeyCreated, "POST", path, {}, idempotent=False)
 
     def admin_retire_key(self, key_version: str) -> KeyRetired:
         """Retire a key version; retiring twice is harmless, so it is retried."""
-        path = f"/admin/v1/keys/{_seg(key_version)}/retire"
+        path = f"/admin/v1/keys/{path_segment(key_version)}/retire"
         return self._admin(KeyRetired, "POST", path, {}, idempotent=True)
 
     def admin_disable_client(self, client_id: str) -> ClientDisabled:
         """Disable a client and kill its tokens; idempotent, so it is retried."""
-        path = f"/admin/v1/clients/{_seg(client_id)}/disable"
+        path = f"/admin/v1/clients/{path_segment(client_id)}/disable"
         return self._admin(ClientDisabled, "POST", path, {}, idempotent=True)
 
     def admin_pair_verifier(self, client_id: str, days: int | None = None) -> PairingOffer:
         """A one-time phone pairing link for a verifier client (expires in minutes, works once);
         `days`: how long the phone then stays signed in (the service's default, 90, when None).
         Not retried on ambiguous failures: each call makes a new link."""
-        path = f"/admin/v1/clients/{_seg(client_id)}/pairings"
+        path = f"/admin/v1/clients/{path_segment(client_id)}/pairings"
         body = None if days is None else {"days": days}
         return self._admin(PairingOffer, "POST", path, body, idempotent=False)
 

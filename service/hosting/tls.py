@@ -38,15 +38,6 @@ def server_context(cert_file: Path | str, key_file: Path | str) -> ssl.SSLContex
     return context
 
 
-def pinned_client_context(cert_file: Path | str) -> ssl.SSLContext:
-    """For this computer's own clients on loopback: trust exactly the service's certificate
-    (it is not issued for 127.0.0.1, so the name is not checked; the certificate is pinned)."""
-    context = ssl.create_default_context(cafile=str(cert_file))
-    context.check_hostname = False
-    context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
-    return context
-
-
 class TlsChannel(GuardedChannel):
     """A guarded channel over a TLS socket: "want read/write" means "nothing yet"."""
 

@@ -25,7 +25,7 @@ from app.api import ApiClient
 from app.api.probe import probe
 from app.api.trust import public_trust, trust
 from service.hosting.server import Running, start_demo
-from service.hosting.tls import TlsError, pinned_client_context, server_context
+from service.hosting.tls import TlsError, server_context
 from testbed import web
 
 
@@ -74,7 +74,7 @@ def tls_service(tmp_path: Path) -> Iterator[tuple[Running, Path]]:
 def test_https_health_token_and_a_large_body(tls_service: tuple[Running, Path]) -> None:
     running, cert_file = tls_service
     assert running.url.startswith("https://127.0.0.1:")
-    with httpx.Client(verify=pinned_client_context(cert_file)) as client:
+    with httpx.Client(verify=web.pinned_client_context(cert_file)) as client:
         health = client.get(running.url + "/healthz")
         assert health.status_code == 200 and health.json()["status"] == "ok"
         # ~200 KB: many TLS records, some arriving split across reads.
@@ -82,7 +82,7 @@ def test_https_health_token_and_a_large_body(tls_service: tuple[Running, Path]) 
         assert big.status_code in (400, 413, 415)
     demo = running.demo
     assert demo is not None
-    pinned = pinned_client_context(cert_file)
+    pinned = web.pinned_client_context(cert_file)
     verifier = demo.verifier
     with ApiClient(
         running.url,
@@ -101,7 +101,7 @@ def test_a_stop_with_an_idle_kept_alive_tls_connection_drains_cleanly(tmp_path: 
     pytest turns into an error here)."""
     cert_file, key_file = self_signed(tmp_path)
     running = start_demo(tls=server_context(cert_file, key_file))
-    with httpx.Client(verify=pinned_client_context(cert_file)) as client:
+    with httpx.Client(verify=web.pinned_client_context(cert_file)) as client:
         assert client.get(running.url + "/healthz").status_code == 200
         running.stop()  # the connection is still open and idle (keep-alive)
     assert running.thread is not None and not running.thread.is_alive()
@@ -123,7 +123,7 @@ def test_a_client_trusting_another_certificate_refuses_the_server(
     # A Client of its own: tests/service/conftest.py swaps httpx.get for a no-verify client.
     with (
         pytest.raises(httpx.ConnectError),
-        httpx.Client(verify=pinned_client_context(foreign)) as c,
+        httpx.Client(verify=web.pinned_client_context(foreign)) as c,
     ):
         c.get(running.url + "/healthz", timeout=5)
 
@@ -146,7 +146,7 @@ def test_the_server_keeps_serving_after_a_client_hangs_up_mid_handshake(
     port = int(running.url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port)) as raw:
         raw.sendall(b"\x16\x03\x01\x00")  # half a ClientHello record header, then gone
-    with httpx.Client(verify=pinned_client_context(cert_file)) as client:
+    with httpx.Client(verify=web.pinned_client_context(cert_file)) as client:
         assert client.get(running.url + "/healthz").status_code == 200
 
 
@@ -173,7 +173,7 @@ def test_the_shared_public_trust_still_takes_the_environments_certificates(
         public_trust.cache_clear()
         monkeypatch.delenv("SSL_CERT_FILE")
         assert probe(running.url) is not None  # certifi's authorities do not know this one
-        pinned = pinned_client_context(cert_file)
+        pinned = web.pinned_client_context(cert_file)
         assert trust(pinned) is pinned and trust(False) is False
     finally:
         public_trust.cache_clear()
