@@ -37,10 +37,11 @@ class Word:
 @dataclass(frozen=True, slots=True)
 class Cell:
     words: tuple[Word, ...]
+    text: str = field(init=False, repr=False, compare=False)
+    """The words joined by spaces, once: the comparison reads a cell's text many times."""
 
-    @property
-    def text(self) -> str:
-        return " ".join(w.text for w in self.words)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", " ".join(w.text for w in self.words))
 
     @property
     def x0(self) -> float:

@@ -20,6 +20,7 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from app.document.covers import Cover, Covers
 from app.document.layout import Word
 
 _Char = tuple[str, float, float, float, float]
@@ -31,28 +32,26 @@ _TEXT_OBJECT = _PROTOTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(
 )
 """FPDFText_GetTextObject declared to return ``void *``: ctypes then gives a plain address, not
 a pointer object to cast for every character (pdfium's own stdcall on 32-bit Windows)."""
+_CHAR_BOX = _PROTOTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(
+    ctypes.cast(pdfium_c.FPDFText_GetLooseCharBox, ctypes.c_void_p).value or 0
+)
+"""FPDFText_GetLooseCharBox with plain addresses, filling four floats (left, top, right, bottom)
+read in one slice: the check calls it for every character of every page."""
 _MAX_DEPTH = 8
 """Form XObjects nested deeper than this are not looked into."""
 _WHITE = 235
 """A fill whose red, green and blue are all at least this is white on paper."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Cover:
-    order: int
-    left: float
-    bottom: float
-    right: float
-    top: float
+MAX_OBJECTS = 200_000
+"""More page objects than this (a real payslip has hundreds; nested form XObjects can multiply
+them without end) and the page is not read: :class:`PageTooComplex`, so not compared."""
+MAX_CHARS = 100_000
+"""More characters than this (a dense payslip page has a few thousand): not read either."""
 
-    def hides(self, order: int, x: float, y: float) -> bool:
-        return order < self.order and self.left <= x <= self.right and self.bottom <= y <= self.top
 
-    def share_of(self, crop: tuple[float, float, float, float]) -> float:
-        left, bottom, right, top = crop
-        width = max(0.0, min(self.right, right) - max(self.left, left))
-        height = max(0.0, min(self.top, top) - max(self.bottom, bottom))
-        return width * height / max((right - left) * (top - bottom), 1e-6)
+class PageTooComplex(Exception):
+    """The page holds more than :data:`MAX_OBJECTS` objects or :data:`MAX_CHARS` characters."""
 
 
 SCANNED_SHARE = 0.5
@@ -75,20 +74,22 @@ def visible_words(page: pdfium.PdfPage) -> PageText:
     """The visible words of ``page``, y growing downwards from the crop box's top."""
     crop = page.get_cropbox()
     orders: dict[int, int] = {}
-    covers: list[_Cover] = []
+    covers: list[Cover] = []
     filled = 0
     for order, (obj, kind) in enumerate(_walk(page.raw)):
+        if order >= MAX_OBJECTS:
+            raise PageTooComplex
         orders[ctypes.cast(obj, ctypes.c_void_p).value or 0] = order
         path = kind == pdfium_c.FPDF_PAGEOBJ_PATH and _filled(obj)
         filled += path
         if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE or path:
-            cover = _Cover(order, *_bounds(obj))
+            cover = Cover(order, *_bounds(obj))
             if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and cover.share_of(crop) >= SCANNED_SHARE:
                 return PageText([], True, filled)
             covers.append(cover)
     textpage = page.get_textpage()
     try:
-        chars = list(_visible_chars(textpage, orders, covers, crop))
+        chars = _visible_chars(textpage, orders, Covers(covers, crop), crop)
     finally:
         textpage.close()
     return PageText(_words(chars, crop[3]), False, filled)
@@ -124,38 +125,59 @@ def _filled(obj: Any) -> bool:
 def _visible_chars(
     textpage: pdfium.PdfTextPage,
     orders: dict[int, int],
-    covers: list[_Cover],
+    covers: Covers,
     crop: tuple[float, float, float, float],
-) -> Iterator[_Char]:
+) -> list[_Char]:
     """(char, left, bottom, right, top) of each visible character; a space or line end as
-    ``" "`` so words can be told apart. Style is looked up once per text object."""
+    ``" "`` so words can be told apart. Style is looked up once per text object. (A plain loop
+    with its callables in locals: it runs for every character of every page checked.)"""
     raw = textpage.raw
-    box = pdfium_c.FS_RECTF()
-    styles: dict[int, int | None] = {}
-    """Text object address -> its drawing order, or None when its text is not seen."""
+    box = (ctypes.c_float * 4)()  # FS_RECTF: left, top, right, bottom
+    box_address = ctypes.addressof(box)
+    styles: dict[int, tuple[int, bool] | None] = {}
+    """Text object address -> (its drawing order, whether a later cover overlaps it), or None
+    when its text is not seen."""
     count = pdfium_c.FPDFText_CountChars(raw)
+    if count > MAX_CHARS:
+        raise PageTooComplex
     text = _all_text(raw, count)
-    handle = ctypes.cast(raw, ctypes.c_void_p)
-    for index in range(count):
-        char = text[index] if text is not None else chr(pdfium_c.FPDFText_GetUnicode(raw, index))
+    if text is None:
+        text = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i)) for i in range(count))
+    handle = ctypes.cast(raw, ctypes.c_void_p).value
+    left, bottom, right, top = crop
+    text_object, char_box, hides = _TEXT_OBJECT, _CHAR_BOX, covers.hides
+    space: _Char = (" ", 0, 0, 0, 0)
+    chars: list[_Char] = []
+    append = chars.append
+    for index, char in enumerate(text):
         if char.isspace() or not char.isprintable():
-            yield " ", 0, 0, 0, 0
+            append(space)
             continue
-        address = _TEXT_OBJECT(handle, index) or 0
-        if address not in styles:
-            obj = pdfium_c.FPDFText_GetTextObject(raw, index)
-            styles[address] = None if _unseen(obj) else orders.get(address, -1)
-        order = styles[address]
-        if order is None or not pdfium_c.FPDFText_GetLooseCharBox(raw, index, ctypes.byref(box)):
-            continue
-        x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
-        if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
-            continue
-        for cover in covers:
-            if cover.hides(order, x, y):
-                break
+        address = text_object(handle, index) or 0
+        if address in styles:
+            style = styles[address]
         else:
-            yield char, box.left, box.bottom, box.right, box.top
+            obj = pdfium_c.FPDFText_GetTextObject(raw, index)
+            order = orders.get(address, -1)
+            style = None if _unseen(obj) else (order, _may_be_covered(covers, order, obj))
+            styles[address] = style
+        if style is None or not char_box(handle, index, box_address):
+            continue
+        char_left, char_top, char_right, char_bottom = box[:]
+        x, y = (char_left + char_right) / 2, (char_top + char_bottom) / 2
+        if not (left <= x <= right and bottom <= y <= top):
+            continue
+        if not style[1] or not hides(style[0], x, y):
+            append((char, char_left, char_bottom, char_right, char_top))
+    return chars
+
+
+def _may_be_covered(covers: Covers, order: int, obj: Any) -> bool:
+    """Whether a cover drawn after the text object may lie over any of its characters (its
+    bounds widened by half a line: a glyph's box may reach past its object's)."""
+    left, bottom, right, top = _bounds(obj)
+    margin = max(2.0, (top - bottom) / 2)
+    return covers.may_hide(order, left - margin, bottom - margin, right + margin, top + margin)
 
 
 def _all_text(raw: Any, count: int) -> str | None:
@@ -184,32 +206,34 @@ def _unseen(obj: Any) -> bool:
 
 
 def _words(chars: list[_Char], top: float) -> list[Word]:
-    """Characters joined into words (split at spaces, and at a jump back or down)."""
+    """Characters joined into words: split at spaces, and where the next character is not to
+    the right on the same line (another text run). A word's box grows as its characters come;
+    the jump test is written out here because this runs for every character of every page."""
     words: list[Word] = []
-    run: list[_Char] = []
-    for char in [*chars, (" ", 0, 0, 0, 0)]:
-        if char[0] == " " or (run and _jumps(run[-1], char)):
-            if run:
-                words.append(
-                    Word(
-                        "".join(c[0] for c in run),
-                        min(c[1] for c in run),
-                        top - max(c[4] for c in run),
-                        max(c[3] for c in run),
-                        top - min(c[2] for c in run),
-                    )
-                )
-            run = [] if char[0] == " " else [char]
+    text: list[str] = []
+    left = bottom = right = upper = 0.0
+    last_left = last_bottom = last_right = height = 0.0
+    for char, char_left, char_bottom, char_right, char_top in chars:
+        if char == " ":
+            if text:
+                words.append(Word("".join(text), left, top - upper, right, top - bottom))
+                text = []
             continue
-        run.append(char)
+        if text and (
+            char_left < last_left - 0.5 * height
+            or abs(char_bottom - last_bottom) > 0.5 * height
+            or char_left - last_right > 0.6 * height
+        ):
+            words.append(Word("".join(text), left, top - upper, right, top - bottom))
+            text = []
+        if text:
+            left, bottom = min(left, char_left), min(bottom, char_bottom)
+            right, upper = max(right, char_right), max(upper, char_top)
+        else:
+            left, bottom, right, upper = char_left, char_bottom, char_right, char_top
+        text.append(char)
+        last_left, last_bottom, last_right = char_left, char_bottom, char_right
+        height = char_top - char_bottom
+    if text:
+        words.append(Word("".join(text), left, top - upper, right, top - bottom))
     return words
-
-
-def _jumps(previous: _Char, char: _Char) -> bool:
-    """The next character is not to the right on the same line (another text run)."""
-    height = previous[4] - previous[2]
-    return (
-        char[1] < previous[1] - 0.5 * height
-        or abs(char[2] - previous[2]) > 0.5 * height
-        or char[1] - previous[3] > 0.6 * height
-    )

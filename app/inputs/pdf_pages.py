@@ -71,9 +71,18 @@ class _Bitmap:
         return _grey_on_white(self.pixels, self.mode)
 
 
+_kept: tuple[bytes, pdfium.PdfDocument] | None = None
+"""The document last read, left open for its document check (see :func:`keep_document`)."""
+
+
 def open_document(data: bytes) -> pdfium.PdfDocument | None:
-    """The PDF opened by pdfium, or None when pdfium cannot read what pypdf could."""
+    """The PDF opened by pdfium (the one kept for exactly these bytes, when there is one), or
+    None when pdfium cannot read what pypdf could."""
+    global _kept
     with _PDFIUM:
+        if _kept is not None and _kept[0] is data:
+            document, _kept = _kept[1], None
+            return document
         try:
             return pdfium.PdfDocument(data)
         except pdfium.PdfiumError as exc:
@@ -84,6 +93,19 @@ def open_document(data: bytes) -> pdfium.PdfDocument | None:
 def close_document(document: pdfium.PdfDocument) -> None:
     with _PDFIUM:
         document.close()
+
+
+def keep_document(data: bytes, document: pdfium.PdfDocument) -> None:
+    """Leave `document` (opened from `data`) open for the next :func:`open_document` of the same
+    bytes object: a PDF's document check, which follows its reading when its code verifies.
+    pdfium caches a document's fonts, so its page loads there in ~0.06 ms instead of ~0.65 ms
+    (a third of the check of a one-page text PDF). One document is kept at a time (the one kept
+    before is closed), in memory only, as the bytes the caller holds anyway."""
+    global _kept
+    with _PDFIUM:
+        previous, _kept = _kept, (data, document)
+        if previous is not None and previous[1] is not document:
+            previous[1].close()
 
 
 def stored_image_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[str]:

@@ -217,7 +217,7 @@ def _read_pdf_bytes(data: bytes, name: str, decoder: Decoder) -> PdfReading:
             rendered = True
     finally:
         if document is not None:
-            pdf_pages.close_document(document)
+            pdf_pages.keep_document(data, document)  # for the document check that may follow
     return PdfReading(
         metadata_payload=metadata,
         page_payloads=texts,

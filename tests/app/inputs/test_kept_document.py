@@ -1,0 +1,44 @@
+"""A PDF's reading leaves its pdfium document open for the document check that may follow
+(app.inputs.pdf_pages.keep_document): the check gets that very document for the same bytes
+object, a new one for any other bytes (equal or not), and only one document is ever kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.inputs import pdf_pages
+from app.inputs.reading import read_file
+from testbed.factories import blank_pdf
+
+
+def test_the_check_gets_the_document_the_reading_opened(tmp_path: Path) -> None:
+    first = tmp_path / "first.pdf"
+    first.write_bytes(blank_pdf())
+    reading = read_file(first)
+    assert reading.data is not None
+    kept = pdf_pages._kept
+    assert kept is not None and kept[0] is reading.data
+
+    copy = bytes(bytearray(reading.data))  # equal bytes, another object: opened anew
+    other = pdf_pages.open_document(copy)
+    assert other is not None and other is not kept[1]
+    pdf_pages.close_document(other)
+    assert pdf_pages._kept is kept
+
+    document = pdf_pages.open_document(reading.data)
+    assert document is kept[1] and pdf_pages._kept is None  # handed over once
+    assert len(document) == 1
+    pdf_pages.close_document(document)
+
+
+def test_one_document_is_kept_at_a_time(tmp_path: Path) -> None:
+    readings = []
+    for name in ("a.pdf", "b.pdf"):
+        path = tmp_path / name
+        path.write_bytes(blank_pdf())
+        readings.append(read_file(path))
+    kept = pdf_pages._kept
+    assert kept is not None and kept[0] is readings[1].data
+    again = pdf_pages.open_document(readings[0].data)  # the first one's was closed: a new one
+    assert again is not None and again is not kept[1]
+    pdf_pages.close_document(again)
