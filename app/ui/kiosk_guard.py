@@ -37,6 +37,10 @@ REMAP_AFTER_MS = 300
 """How long a window manager gets to map the kiosk again before the app maps it anew."""
 
 
+SETTLE_MS = 2000
+"""How long after bringing the window back its passing states are the window manager's."""
+
+
 class KioskKeeper(QObject):
     """Restores ``window`` full screen whenever it is minimised, hidden or left for another
     program's window while ``locked()`` is true.
@@ -52,8 +56,21 @@ class KioskKeeper(QObject):
         self._window = window
         self._locked = locked
         self._native: QWindow | None = None
+        self._settling = QTimer(self)
+        self._settling.setSingleShot(True)
+        self._settling.setInterval(SETTLE_MS)
         window.installEventFilter(self)
         self._watch_native()
+
+    @property
+    def bringing_back(self) -> bool:
+        """True for SETTLE_MS after the keeper brought the window back from being minimised,
+        hidden or unmapped. A window manager shows such a window in its normal state first and
+        only then applies full screen: that passing state is the keeper's own way back, not
+        somebody leaving full screen, so it must not ask for the operator PIN (under load, the
+        PIN prompt came up on a kiosk nobody had touched, and the next scan was typed into it
+        as a wrong PIN)."""
+        return self._settling.isActive()
 
     def _watch_native(self) -> None:
         """Watch the native window (made when the widget is first shown) for being unmapped."""
@@ -107,15 +124,20 @@ class KioskKeeper(QObject):
             self.restore()
 
     def _maybe_covered(self) -> None:
-        """Another program took the screen (no window of this app is active): come back."""
+        """Another program took the screen (no window of this app is active): come back (on
+        top and active; its state never changed, so nothing to settle)."""
         if QApplication.activeWindow() is None and QApplication.activeModalWidget() is None:
-            self.restore()
+            self.restore(settle=False)
 
-    def restore(self) -> None:
-        """Full screen, visible, on top and active again (nothing to do once unlocked)."""
+    def restore(self, settle: bool = True) -> None:
+        """Full screen, visible, on top and active again (nothing to do once unlocked);
+        `settle`: the window manager may pass through the normal state on the way
+        (`bringing_back`)."""
         window = self._window
         if not self._locked():
             return
+        if settle:
+            self._settling.start()
         state = window.windowState() & ~Qt.WindowState.WindowMinimized
         window.setWindowState(state | Qt.WindowState.WindowFullScreen)
         window.show()

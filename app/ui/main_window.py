@@ -145,6 +145,12 @@ class MainWindow(QMainWindow):
         if not self.locked or self.isFullScreen():
             return
         self.setWindowState(Qt.WindowState.WindowFullScreen)
+        handle = self.windowHandle()
+        in_front = self.isActiveWindow() and handle is not None and handle.isExposed()
+        if self.keeper.bringing_back or not in_front:
+            # The window manager on the keeper's way back (or with the kiosk behind something,
+            # being mapped anew): nobody at the kiosk asked to leave, so nobody is asked a PIN.
+            return
         if self._operator_confirms("leave full screen"):
             self.locked = False
             self.showNormal()

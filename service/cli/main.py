@@ -122,7 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--admin-network",
         action="store_true",
-        help="let the admin API answer callers beyond this computer (default: loopback only)",
+        help="let the admin API and /metrics answer callers beyond this computer "
+        "(default: loopback only)",
     )
     serve.add_argument("--issuer-url", help="the issuer API's base URL (default: --public-url)")
     serve.add_argument("--verifier-url", help="the verifier API's base URL (default: --public-url)")

@@ -121,7 +121,7 @@ def build_app(
         config.token_ttl,
     )
     bottle_app = build_bottle(config, domain, shared)
-    observed = ObservedApp(bottle_app, access_log_enabled=access_log)
+    observed = ObservedApp(bottle_app, access_log_enabled=access_log, network=config.admin_network)
     plugin = next(p for p in bottle_app.plugins if isinstance(p, ApiPlugin))
     return ServedApp(
         RequestIdMiddleware(observed), build_preflight(bottle_app, plugin), domain.signing.refresh

@@ -7,6 +7,7 @@ middleware, which held them)."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -19,3 +20,14 @@ OUTCOME_KEY = "payslip.outcome"
 """Where a route or the pipeline notes a verification's verdict or error code."""
 ERROR_CODE_KEY = "payslip.error_code"
 """The error code the pipeline answered with, for the metrics."""
+
+
+def loopback_peer(address: str) -> bool:
+    """Whether a connection's peer address (REMOTE_ADDR) is this computer: the admin API and
+    `/metrics` answer only such callers unless the server was started with `--admin-network`."""
+    try:
+        peer = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    mapped = getattr(peer, "ipv4_mapped", None)
+    return bool(peer.is_loopback or (mapped is not None and mapped.is_loopback))

@@ -27,7 +27,16 @@ from prometheus_client import (
     multiprocess,
 )
 
-from service.http.environ import ERROR_CODE_KEY, OUTCOME_KEY, REQUEST_ID_KEY, WsgiApp
+from service.domain.errors import ServiceError
+from service.http.environ import (
+    ERROR_CODE_KEY,
+    OUTCOME_KEY,
+    REQUEST_ID_KEY,
+    WsgiApp,
+    loopback_peer,
+)
+from service.http.errors import error_headers, error_json
+from service.protocol.errors import ErrorCode
 
 access_log = logging.getLogger("service.access")
 log = logging.getLogger("service.metrics")
@@ -79,20 +88,49 @@ def render() -> tuple[bytes, str]:
     return generate_latest(), CONTENT_TYPE_LATEST
 
 
+def _metrics_refused(
+    environ: dict[str, Any], start_response: Callable[..., Any]
+) -> Iterable[bytes]:
+    """`/metrics` asked from beyond this computer: FORBIDDEN, as the admin API answers."""
+    failure = ServiceError(
+        ErrorCode.FORBIDDEN,
+        "the metrics answer on the service's own computer only "
+        "(start the service with --admin-network to open them to the network)",
+    )
+    environ[ERROR_CODE_KEY] = failure.code.value
+    body = error_json(failure)
+    headers = [*error_headers(failure).items(), ("Content-Length", str(len(body)))]
+    start_response(f"{failure.code.status} Forbidden", headers)
+    return [body]
+
+
 class ObservedApp:
     """Counts, times and (optionally) logs every request as one JSON line; answers `/metrics`."""
 
-    def __init__(self, app: WsgiApp, *, access_log_enabled: bool = False) -> None:
+    def __init__(
+        self, app: WsgiApp, *, access_log_enabled: bool = False, network: bool = False
+    ) -> None:
         self._app = app
         self._log = access_log_enabled
+        self._network = network
+        """`/metrics` answers callers beyond this computer too (`serve --admin-network`)."""
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]
     ) -> Iterable[bytes]:
         if environ.get("PATH_INFO") == "/metrics" and environ.get("REQUEST_METHOD") == "GET":
-            text, media = render()
-            start_response("200 OK", [("Content-Type", media), ("Cache-Control", "no-store")])
-            return [text]
+            if self._network or loopback_peer(str(environ.get("REMOTE_ADDR", ""))):
+                text, media = render()
+                start_response("200 OK", [("Content-Type", media), ("Cache-Control", "no-store")])
+                return [text]
+            # The operator's figures, like the admin API, stay on this computer (issue 37 #2):
+            # answered, counted and logged as any other refusal.
+            return self._observed(environ, start_response, _metrics_refused)
+        return self._observed(environ, start_response, self._app)
+
+    def _observed(
+        self, environ: dict[str, Any], start_response: Callable[..., Any], app: WsgiApp
+    ) -> Iterable[bytes]:
         started = time.perf_counter()
         statuses: list[str] = []
 
@@ -100,7 +138,7 @@ class ObservedApp:
             statuses.append(status)
             return start_response(status, headers, exc_info)
 
-        body = self._app(environ, start)
+        body = app(environ, start)
         elapsed = time.perf_counter() - started
         status = statuses[-1].split(" ", 1)[0] if statuses else "-"
         try:

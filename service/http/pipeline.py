@@ -9,7 +9,6 @@ maps any `ServiceError` to the error object. Routes therefore hold no HTTP plumb
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -23,7 +22,7 @@ from service.domain.context import Domain
 from service.domain.errors import ServiceError
 from service.domain.tokens import KeyNotYetKnown, Principal
 from service.http.body import check_content_type, parse_json, read_body, too_large
-from service.http.environ import ERROR_CODE_KEY
+from service.http.environ import ERROR_CODE_KEY, loopback_peer
 from service.http.errors import as_oauth, error_body, error_headers, internal_error
 from service.http.ratelimit import RateLimiter
 from service.http.shared_limits import BatchSlots, Lease
@@ -121,7 +120,7 @@ class ApiPlugin:
         at, from the office network."""
         if config.get("scope") != ROLE_SCOPES["admin"] or self._admin_network:
             return None
-        if _loopback_peer(remote):
+        if loopback_peer(remote):
             return None
         return ServiceError(
             ErrorCode.FORBIDDEN,
@@ -256,13 +255,3 @@ def _respond(status: int, body: WireModel | dict[str, Any], headers: dict[str, s
     if isinstance(body, WireModel):
         return body.wire_json()
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def _loopback_peer(address: str) -> bool:
-    """Whether a connection's peer address (REMOTE_ADDR) is this computer."""
-    try:
-        peer = ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    mapped = getattr(peer, "ipv4_mapped", None)
-    return bool(peer.is_loopback or (mapped is not None and mapped.is_loopback))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QLabel, QMessageBox
+from PySide6.QtWidgets import QApplication, QDialog, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.shell.context import AppContext
@@ -118,7 +118,10 @@ def _check_the_lock(
     qtbot.waitUntil(lambda: len(answers.shown) == 2, timeout=5000)
     assert window.isVisible() and wrong == ["Wrong PIN. 4 tries left."]
 
-    window.showNormal()  # a window manager's "leave full screen"
+    qtbot.waitUntil(answers.all_closed)
+    with qtbot.waitActive(window):  # the kiosk in front again, as when somebody at it...
+        window.activateWindow()
+    window.showNormal()  # ...asks the window manager to leave full screen
     qtbot.waitUntil(lambda: len(answers.shown) == 3, timeout=5000)
     assert any("leave full screen" in text for text in answers.shown[-1].texts)
     assert window.isFullScreen() and window.locked
@@ -126,6 +129,44 @@ def _check_the_lock(
     answers.then(type_pin("2468"))
     assert window.close()
     assert not window.isVisible()
+
+
+def test_the_keepers_way_back_through_the_normal_state_asks_no_pin(
+    qtbot: QtBot, demo_context: AppContext, no_leaks: None, dialog_answers: DialogAnswers
+) -> None:
+    """Hidden (or unmapped, or minimised), the kiosk is brought back by its keeper; a window
+    manager shows it normal before full screen again. That passing state asks nobody for the
+    operator PIN (a prompt nobody asked for, and the next scan typed into it as a wrong PIN);
+    once the way back has settled, leaving full screen asks for it again."""
+    demo_context.settings.set_pin("2468")
+    demo_context.settings.camera = "no-camera-here.avi"
+    window = MainWindow(demo_context, kiosk=True)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        with qtbot.waitSignal(window.keeper.restored, timeout=5000):
+            window.hide()  # the keeper's remap hides and shows the window
+        assert window.keeper.bringing_back
+        window.showNormal()  # the window manager's first state for a window mapped anew
+        qtbot.waitUntil(window.isFullScreen, timeout=5000)
+        for _ in range(5):
+            QApplication.processEvents()
+        assert dialog_answers.shown == [] and window.locked
+
+        window.keeper._settling.stop()  # SETTLE_MS later (no real wait in a test)
+        if not window.isActiveWindow():
+            with qtbot.waitActive(window):
+                window.activateWindow()
+        dialog_answers.then(cancel)
+        window.showNormal()  # now somebody leaving full screen: the PIN is asked
+        qtbot.waitUntil(lambda: len(dialog_answers.shown) == 1, timeout=5000)
+        assert "Enter the operator PIN to leave full screen." in dialog_answers.shown[0].texts
+        assert window.isFullScreen() and window.locked
+    finally:
+        window.locked = False
+        window.close()
+        window.tasks.wait()
 
 
 def test_kiosk_settings_need_a_pin_even_when_none_is_set(

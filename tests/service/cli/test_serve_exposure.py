@@ -1,7 +1,7 @@
 """`serve` on a host other computers reach (issue 37 #2): HTTPS, or plain HTTP only when asked
 for in so many words, with a warning naming what crosses the network in clear; HSTS on every
-HTTPS answer; the admin API on loopback only unless `--admin-network`; the address printed is
-the one really listened on.
+HTTPS answer; the admin API and `/metrics` on loopback only unless `--admin-network`; the
+address printed is the one really listened on.
 
 Real `python -m service serve` processes on every interface; "another computer" is this one
 reached at its own network address (the peer address the server sees is then not loopback).
@@ -120,6 +120,15 @@ def test_insecure_http_warns_and_keeps_the_admin_api_on_loopback(data_dir: Path)
         assert _admin_overview(here, data_dir, audience) == 200
         assert _admin_overview(there, data_dir, audience) == 403
         assert web.get(f"{there}/healthz", timeout=10).status_code == 200  # the rest answers
+        # The operator's figures stay on this computer too, refused as the service refuses.
+        assert web.get(f"{here}/metrics", timeout=10).status_code == 200
+        refused = web.get(f"{there}/metrics", timeout=10)
+        assert refused.status_code == 403 and refused.json()["code"] == "FORBIDDEN"
+        assert "--admin-network" in refused.json()["detail"]
+        assert refused.headers["X-Content-Type-Options"] == "nosniff"
+        assert "X-Request-ID" in refused.headers
+        assert "payslip_http_requests" not in refused.text
+        assert web.get(f"{there}/openapi.json", timeout=10).status_code == 200  # public docs
 
 
 def test_admin_network_opens_the_admin_api(data_dir: Path) -> None:
@@ -130,6 +139,8 @@ def test_admin_network_opens_the_admin_api(data_dir: Path) -> None:
         port = url.rsplit(":", 1)[1]
         audience = f"http://127.0.0.1:{port}"
         assert _admin_overview(f"http://{address}:{port}", data_dir, audience) == 200
+        metrics = web.get(f"http://{address}:{port}/metrics", timeout=10)
+        assert metrics.status_code == 200 and "payslip_http_requests" in metrics.text
 
 
 def _head(port: int, context: ssl.SSLContext, request: bytes) -> bytes:
