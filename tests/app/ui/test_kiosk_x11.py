@@ -85,6 +85,10 @@ def test_a_scanners_keys_through_x_are_checked_as_a_scan_with_the_focus_on_a_but
     display: XDisplay, kiosk: tuple[str, Path]
 ) -> None:
     window, log = kiosk
+    # Nothing over the kiosk (a PIN prompt nobody asked for once came up after the window
+    # manager's passing states, and took the scan below as a wrong PIN).
+    shown = [w for w in display.windows(TITLE) if display.viewable(w)]
+    assert shown == [window], f"a window over the kiosk: {shown}; app log: {_tail(log)}"
     display.xdotool("windowactivate", "--sync", window)
     display.xdotool("key", "--window", window, "Tab")  # from the code field to a button
     code = build_payload_v2("ScanTestReference" + os.urandom(3).hex()[:5].upper(), os.urandom(48))
@@ -99,6 +103,14 @@ def test_a_scanners_keys_through_x_are_checked_as_a_scan_with_the_focus_on_a_but
         text = log.read_text() if log.exists() else ""
         return next((line for line in text.splitlines() if "verify source=scanner" in line), None)
 
-    line = wait_until(scanned, "the scan checked as a scan in the app's log", timeout=90)
+    try:
+        line = wait_until(scanned, "the scan checked as a scan in the app's log", timeout=90)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; app log: {_tail(log)}") from None
     assert "state=not_verified" in line  # the service answered: a made-up payslip
     assert code not in log.read_text()  # and the code itself is never logged
+
+
+def _tail(log: Path) -> str:
+    """The app log's last lines, for a failure's message (it never holds a code or a name)."""
+    return " | ".join(log.read_text().splitlines()[-8:]) if log.exists() else "no log yet"
