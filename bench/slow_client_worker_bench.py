@@ -23,10 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.scale_bench import cpu_per_request, seed, start, stop, wrk  # noqa: E402
+from bench.scale_servers import seed, start, stop  # noqa: E402
+from bench.scale_wrk import cpu_per_request, wrk  # noqa: E402
 from testbed.cluster import Instance, throwaway_database, token  # noqa: E402
 
-KINDS = ("gunicorn", "guarded")  # scale_bench's names: before, after
+KINDS = ("gunicorn", "guarded")  # scale_servers.start's names: before, after
 
 
 def main() -> None:
