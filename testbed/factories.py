@@ -15,6 +15,7 @@ from pypdf import PdfWriter
 from service.protocol.crypto import TAG_BYTES
 from service.protocol.encoding import b64url_decode, new_reference
 from service.protocol.pii_text import build_pii_text
+from service.protocol.schemas import VerificationResult
 from service.protocol.sealing import (
     SealedPii,
     build_and_register_record,
@@ -240,3 +241,26 @@ def blank_pdf(pages: int = 1) -> bytes:
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
+
+
+def verification_result(
+    non_pii: dict[str, Any], employee: dict[str, Any] | None = None
+) -> VerificationResult:
+    """A verifyPayload answer for an active AU v1 payslip with `non_pii` (as the service
+    sends it), for code that reads results without a service."""
+    return VerificationResult.model_validate(
+        {
+            "verified": True,
+            "service_reference": "A" * 22,
+            "decrypted_at": "2026-11-21T10:00:00Z",
+            "employee": employee or {},
+            "payslip": {
+                "schema": "au.payslip.v1",
+                "issued_at": "2026-11-13T09:00:00Z",
+                "status": "active",
+                "registered_at": "2026-11-13T09:00:01Z",
+                "issuer": {"issuer_id": "i-1", "name": "Demo Payroll"},
+                "payslip_non_pii": non_pii,
+            },
+        }
+    )

@@ -20,8 +20,7 @@ from app.document.check import check_pdf
 from app.document.compare import NO_PAGE
 from app.document.covers import Cover, Covers, TooManyCovers
 from app.document.pdf_text import PageTooComplex, visible_words
-from service.protocol.schemas import VerificationResult
-from testbed.factories import AU_V1
+from testbed.factories import AU_V1, verification_result
 
 CROP = (0.0, 0.0, 595.0, 842.0)
 coordinate = st.floats(-100, 950, allow_nan=False)
@@ -109,22 +108,7 @@ def test_the_document_check_says_a_page_past_a_limit_could_not_be_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Through check_pdf, as the desk meets it: not compared, "no page could be read"."""
-    result = VerificationResult.model_validate(
-        {
-            "verified": True,
-            "service_reference": "A" * 22,
-            "decrypted_at": "2026-11-21T10:00:00Z",
-            "employee": {"employee_name": "Alex Example"},
-            "payslip": {
-                "schema": "au.payslip.v1",
-                "issued_at": "2026-11-13T09:00:00Z",
-                "status": "active",
-                "registered_at": "2026-11-13T09:00:01Z",
-                "issuer": {"issuer_id": "i-1", "name": "Demo Payroll"},
-                "payslip_non_pii": AU_V1["payslip_non_pii"],
-            },
-        }
-    )
+    result = verification_result(AU_V1["payslip_non_pii"], {"employee_name": "Alex Example"})
     assert check_pdf(_busy_page(500), result).status == "matches"  # within the limits: read
     monkeypatch.setattr(pdf_text, "MAX_OBJECTS", 100)
     checked = check_pdf(_busy_page(500), result)

@@ -66,18 +66,25 @@ def test_kiosk_is_locked_closing_and_leaving_full_screen_need_the_pin(
     dialog_answers: DialogAnswers,
     screenshot_dir: Path,
 ) -> None:
-    demo_context.settings.set_pin("2468")
-    demo_context.settings.camera = "no-camera-here.avi"
-    window = MainWindow(demo_context, kiosk=True)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = _locked_kiosk(qtbot, demo_context)
     try:
         _check_the_lock(qtbot, window, demo_context, dialog_answers, screenshot_dir)
     finally:
         window.locked = False  # never leave a locked window behind, even on failure
         window.close()
         window.tasks.wait()
+
+
+def _locked_kiosk(qtbot: QtBot, context: AppContext) -> MainWindow:
+    """The kiosk window with operator PIN 2468 and no camera, shown (the caller unlocks and
+    closes it, even on failure)."""
+    context.settings.set_pin("2468")
+    context.settings.camera = "no-camera-here.avi"
+    window = MainWindow(context, kiosk=True)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
 
 
 def _check_the_lock(
@@ -138,12 +145,7 @@ def test_the_keepers_way_back_through_the_normal_state_asks_no_pin(
     manager shows it normal before full screen again. That passing state asks nobody for the
     operator PIN (a prompt nobody asked for, and the next scan typed into it as a wrong PIN);
     once the way back has settled, leaving full screen asks for it again."""
-    demo_context.settings.set_pin("2468")
-    demo_context.settings.camera = "no-camera-here.avi"
-    window = MainWindow(demo_context, kiosk=True)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
+    window = _locked_kiosk(qtbot, demo_context)
     try:
         with qtbot.waitSignal(window.keeper.restored, timeout=5000):
             window.hide()  # the keeper's remap hides and shows the window

@@ -25,7 +25,8 @@ from app.ui.issue.screen import IssueScreen
 from app.ui.service.panel import ServicePanel
 from app.ui.widgets.tasks import TaskRunner
 from service.hosting.network_address import choose_port, port_free
-from tests.app.ui.test_office_service import Office, add_issuer_used_here, admin_screen, issue_one
+from tests.app.ui.admin.adding import admin_screen
+from tests.app.ui.test_office_service import Office, add_issuer_used_here, issue_one
 
 pytestmark = pytest.mark.gui
 REVIEW = Path("/tmp/shots35-port")

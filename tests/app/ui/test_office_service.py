@@ -26,6 +26,7 @@ from app.ui.widgets.tasks import TaskRunner
 from service.composition.demo import sample_records
 from service.hosting.network_address import choose_port
 from tests.app.shots import shoot
+from tests.app.ui.admin.adding import add_client, admin_screen
 
 NZ_PII = {
     "employee_name": "Sam Sampleford",
@@ -78,15 +79,6 @@ def office(tmp_path: Path, config_dir: Path) -> Iterator[Office]:
         yield place
     finally:
         place.close()
-
-
-def admin_screen(qtbot: QtBot, context: AppContext) -> tuple[AdminScreen, TaskRunner]:
-    tasks = TaskRunner()
-    screen = AdminScreen(context, tasks)
-    qtbot.addWidget(screen)
-    screen.show_dialogs = False
-    qtbot.waitUntil(lambda: screen._busy == 0, timeout=10000)
-    return screen, tasks
 
 
 def add_issuer_used_here(qtbot: QtBot, screen: AdminScreen, name: str) -> str:
@@ -344,12 +336,7 @@ def test_a_new_front_desk_is_given_the_office_address_with_its_sign_in(
     context = office.start(scan_base="https://verify.office.test")
     assert context.public_url == "https://verify.office.test"
     screen, tasks = admin_screen(qtbot, context)
-    screen.name_edit.setText("Front desk 2")
-    with qtbot.waitSignal(screen.refreshed, timeout=10000):
-        screen.create_verifier_button.click()
-    qtbot.waitUntil(lambda: screen.last_dialog is not None, timeout=10000)
-    dialog = screen.last_dialog
-    assert dialog is not None
+    dialog = add_client(qtbot, screen, "Front desk 2", "verifier")
     assert dialog.fields["service_url"].text() == "https://verify.office.test"
     assert dialog.fields["client_id"].text().startswith("ver_")
     dialog.confirm_saved()

@@ -14,14 +14,14 @@ from pytestqt.qtbot import QtBot
 from app.api.errors import ServiceUnreachable
 from app.api.pinning import fingerprint_words
 from app.settings.desk import SecretStore, Settings
-from app.shell.context import start_embedded_context, start_remote_context
+from app.shell.context import start_remote_context
 from app.shell.office_tls import certificate_fingerprint
-from app.ui.admin.overview import NO_OVERVIEW
 from app.ui.admin.pair_dialog import PairDialog
-from app.ui.admin.screen import AdminScreen
 from app.ui.service.panel import ServicePanel, restart_embedded
 from app.ui.welcome import WelcomeDialog
 from app.ui.widgets.tasks import TaskRunner
+from tests.app.ui.admin.adding import add_client, admin_screen
+from tests.app.ui.office_network import office_on_network
 
 
 def connect(
@@ -42,9 +42,7 @@ def connect(
 def test_a_desk_is_given_the_office_fingerprint_and_refuses_a_changed_certificate(
     qtbot: QtBot, tmp_path: Path, config_dir: Path, no_leaks: None
 ) -> None:
-    Settings(data_dir=str(tmp_path / "data"), service_listen="network").save(config_dir)
-    secrets = SecretStore(config_dir, use_keyring=False)
-    office = start_embedded_context(Settings.load(config_dir), secrets)
+    office = office_on_network(tmp_path, config_dir)
     tasks = TaskRunner()
     try:
         url = office.service_url
@@ -57,16 +55,8 @@ def test_a_desk_is_given_the_office_fingerprint_and_refuses_a_changed_certificat
         panel.timer.stop()
         assert panel.fingerprint_label.text() == words
 
-        admin = AdminScreen(office, tasks)
-        admin.show_dialogs = False
-        qtbot.addWidget(admin)
-        qtbot.waitUntil(lambda: admin.overview is not NO_OVERVIEW, timeout=10000)
-        admin.name_edit.setText("Front desk 2")
-        with qtbot.waitSignal(admin.refreshed, timeout=10000):
-            admin.create_verifier_button.click()
-        qtbot.waitUntil(lambda: admin.last_dialog is not None, timeout=10000)
-        given = admin.last_dialog
-        assert given is not None
+        admin, _ = admin_screen(qtbot, office, tasks)
+        given = add_client(qtbot, admin, "Front desk 2", "verifier")
         assert given.fields["service_url"].text() == url
         assert given.fields["certificate_fingerprint"].text() == words
         desk_id = given.fields["client_id"].text()

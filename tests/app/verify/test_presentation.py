@@ -24,9 +24,9 @@ from app.verify.verdicts import (
     meaning_of,
 )
 from service.protocol.errors import ErrorCode
-from service.protocol.schemas import EmployeePii, VerificationResult
+from service.protocol.schemas import EmployeePii
 from service.protocol.vocabulary import Verdict
-from testbed.factories import AU_V1
+from testbed.factories import AU_V1, verification_result
 
 
 @pytest.mark.parametrize(
@@ -65,26 +65,8 @@ def test_employee_block_masks_unless_revealed() -> None:
 
 
 def test_summary_and_lines_of_a_v1_payslip() -> None:
-    data = {
-        "verified": True,
-        "service_reference": "A" * 22,
-        "decrypted_at": "2026-11-21T10:00:00Z",
-        "employee": {},
-        "payslip": {
-            "schema": "au.payslip.v1",
-            "issued_at": "2026-11-13T09:00:00Z",
-            "status": "active",
-            "registered_at": "2026-11-13T09:00:01Z",
-            "issuer": {"issuer_id": "i-1", "name": "Demo Payroll"},
-            "payslip_non_pii": {
-                **AU_V1["payslip_non_pii"],
-                "earnings": [
-                    {"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800}
-                ],
-            },
-        },
-    }
-    result = VerificationResult.model_validate(data)
+    earnings = [{"type": "ordinary", "units": 76, "rate_cents": 4800, "amount_cents": 364800}]
+    result = verification_result({**AU_V1["payslip_non_pii"], "earnings": earnings})
     lines = dict(summary_lines(result))
     assert lines["Issuer"] == "Demo Payroll"
     assert lines["Net pay"] == "$3,064.15 AUD"

@@ -17,15 +17,15 @@ from app.api.pinning import fingerprint_words
 from app.commands.issue_run import main as issue_run
 from app.inputs.reading import read_input
 from app.settings.desk import SecretStore, Settings
-from app.shell.context import AppContext, start_embedded_context
+from app.shell.context import AppContext
 from app.shell.office_tls import certificate_fingerprint
-from app.ui.admin.overview import NO_OVERVIEW
-from app.ui.admin.screen import AdminScreen
 from app.ui.issue.screen import IssueScreen
 from app.ui.widgets.tasks import TaskRunner
 from service.composition.demo import sample_records
 from tests.app.shots import shoot
+from tests.app.ui.admin.adding import add_client, admin_screen
 from tests.app.ui.issue.test_issue_screen import NZ_PII
+from tests.app.ui.office_network import office_on_network
 
 RESOURCES = Path(__file__).resolve().parents[4] / "resources"
 
@@ -51,9 +51,7 @@ def test_a_payroll_computer_pins_the_office_certificate(
     screenshot_dir: Path,
     no_leaks: None,
 ) -> None:
-    Settings(data_dir=str(tmp_path / "data"), service_listen="network").save(config_dir)
-    secrets = SecretStore(config_dir, use_keyring=False)
-    office = start_embedded_context(Settings.load(config_dir), secrets)
+    office = office_on_network(tmp_path, config_dir)
     tasks = TaskRunner()
     try:
         url = office.service_url
@@ -61,16 +59,8 @@ def test_a_payroll_computer_pins_the_office_certificate(
         fingerprint = certificate_fingerprint(office.settings.tls_cert)
         words = fingerprint_words(fingerprint)
 
-        admin = AdminScreen(office, tasks)
-        admin.show_dialogs = False
-        qtbot.addWidget(admin)
-        qtbot.waitUntil(lambda: admin.overview is not NO_OVERVIEW, timeout=10000)
-        admin.name_edit.setText("Harbour Payroll")
-        with qtbot.waitSignal(admin.refreshed, timeout=10000):
-            admin.create_issuer_button.click()
-        qtbot.waitUntil(lambda: admin.last_dialog is not None, timeout=10000)
-        given = admin.last_dialog
-        assert given is not None
+        admin, _ = admin_screen(qtbot, office, tasks)
+        given = add_client(qtbot, admin, "Harbour Payroll", "issuer")
         handed = {name: edit.text() for name, edit in given.fields.items()}
         assert handed["service_url"] == url
         assert handed["certificate_fingerprint"] == words
@@ -142,10 +132,7 @@ def test_issue_run_pins_the_office_certificate(
 ) -> None:
     """The terminal's pay run on the payroll computer: `--tls-fingerprint` as Admin shows it
     (words, any case); a run against another certificate stops before registering anything."""
-    Settings(data_dir=str(tmp_path / "data"), service_listen="network").save(config_dir)
-    office = start_embedded_context(
-        Settings.load(config_dir), SecretStore(config_dir, use_keyring=False)
-    )
+    office = office_on_network(tmp_path, config_dir)
     try:
         assert office.admin is not None
         made = office.admin.admin_create_issuer("Harbour Payroll")
