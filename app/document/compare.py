@@ -181,13 +181,14 @@ def _split(cell: Cell) -> list[Cell]:
     """ "Net Pay: 4,280.90" as a label cell and a value cell; "Net Pay 4,280.90" too when the
     rest is a value of the label's kind (money or a date)."""
     words = cell.words
+    texts = [word.text for word in words]
     for end in range(1, min(len(words), _MAX_PREFIX_WORDS + 1)):
-        head, rest = Cell(words[:end]), Cell(words[end:])
-        use = LABELS.get(label_key(head.text))
+        head = " ".join(texts[:end])
+        use = LABELS.get(label_key(head))
         if use is None or use.field is None:
             continue
-        if head.text.endswith(":") or _typed_value(use, rest.text):
-            return [head, rest]
+        if head.endswith(":") or _typed_value(use, " ".join(texts[end:])):
+            return [Cell(words[:end]), Cell(words[end:])]
     return [cell]
 
 

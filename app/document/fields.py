@@ -122,7 +122,8 @@ employment basis): such a value never makes the name differ."""
 
 
 def label_key(text: str) -> str:
-    """A cell's text as labels are compared: casefolded, single spaces, one trailing ':' off."""
+    """A cell's text as labels are compared: casefolded, single spaces, one trailing ':' off.
+    (Not cached: a cache would keep pages' text, names included, for the process's life.)"""
     key = " ".join(text.split()).casefold()
     return key[:-1].rstrip() if key.endswith(":") else key
 

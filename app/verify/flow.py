@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 from app.api.errors import ApiError, ClientCode, unreachable_words
 from app.document.check import TEXT_CODE, check_image, check_pdf
 from app.document.compare import DocumentCheck
+from app.inputs import pdf_pages
 from app.inputs.classify import PayslipCode, payslip_codes
 from app.inputs.reading import InputReading
 from app.verify.presentation import shows_payslip_data, withheld_result
@@ -246,6 +247,7 @@ def with_document_check(outcome: Outcome, reading: InputReading) -> Outcome:
         return replace(outcome, compared=False)
     result = outcome.result
     if not needs_document_check(outcome, reading) or result is None or reading.data is None:
+        pdf_pages.release_kept(reading.data)  # the reading's document: no check will take it
         return outcome
     if reading.kind == "pdf":
         document = check_pdf(reading.data, result)

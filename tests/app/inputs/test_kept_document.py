@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.api.errors import ClientCode
 from app.inputs import pdf_pages
 from app.inputs.reading import read_file
+from app.verify.flow import Outcome, with_document_check
 from testbed.factories import blank_pdf
 
 
@@ -42,3 +44,15 @@ def test_one_document_is_kept_at_a_time(tmp_path: Path) -> None:
     again = pdf_pages.open_document(readings[0].data)  # the first one's was closed: a new one
     assert again is not None and again is not kept[1]
     pdf_pages.close_document(again)
+
+
+def test_a_reading_no_check_takes_is_released(tmp_path: Path) -> None:
+    """A code that did not verify is not compared: its document is closed at once, not kept
+    until the next reading (nothing of a page stays in memory longer than needed)."""
+    path = tmp_path / "unverified.pdf"
+    path.write_bytes(blank_pdf())
+    reading = read_file(path)
+    assert pdf_pages._kept is not None and pdf_pages._kept[0] is reading.data
+    outcome = with_document_check(Outcome(ClientCode.SERVICE_UNREACHABLE), reading)
+    assert outcome.document is None
+    assert pdf_pages._kept is None
