@@ -223,7 +223,11 @@ class _GatedArbiter(Arbiter):  # type: ignore[misc]
     graceful stop tells the workers to drain: the last worker's close then resets nobody."""
 
     def stop(self, graceful: bool = True) -> None:
-        if graceful:
+        # Only when this master is the socket's last user: after a binary upgrade (USR2) the
+        # old and the new master share it, and a gate would shut the new one out too. The same
+        # test gunicorn uses before it unlinks a socket file.
+        sole = self.reexec_pid == self.master_pid == 0 and not self.systemd
+        if graceful and sole and not self.cfg.reuse_port:
             for listener in self.LISTENERS:
                 close_gate(listener.sock)
         super().stop(graceful)
