@@ -121,7 +121,8 @@ class IssuerPanel(QFrame):
             self.fields[name] = edit
         self.fields["fingerprint"].setPlaceholderText("on an office network: from Admin, as shown")
         self.remember = QCheckBox("Remember on this computer (secure password store)")
-        grid.addWidget(self.remember, 2, 2, 1, 2)
+        # A row of its own: beside the key version its long text squeezed the fields at 150 %.
+        grid.addWidget(self.remember, 4, 1, 1, 3)
         layout.addWidget(self.details)
         self.details_button.toggled.connect(self._show_details)
         self.reload()
