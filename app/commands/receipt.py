@@ -115,17 +115,19 @@ def _configured_jwks() -> dict[str, object]:
     """The keys of the service this computer is set up for: the remote service's URL, or the
     embedded instance (started for the moment, as `app verify` does)."""
     from app.settings.desk import SecretStore, Settings
-    from app.shell.context import embedded_ready, start_embedded_context
+    from app.shell.context import desk_options, embedded_ready, start_embedded_context
 
     settings = Settings.load()
     if settings.mode == "remote" and settings.verifier_url:
-        return load_jwks(settings.verifier_url.rstrip("/") + JWKS_PATH)
+        trust = desk_options(settings).get("verify")  # the office certificate, pinned
+        return load_jwks(settings.verifier_url.rstrip("/") + JWKS_PATH, trust)
     secrets = SecretStore()
     if not embedded_ready(settings, secrets):
         raise ReceiptError(NO_KEYS.split(": ", 1)[1])
     context = start_embedded_context(settings, secrets)
     try:
-        return load_jwks(context.service_url.rstrip("/") + JWKS_PATH)
+        own = context.own_options().get("verify")  # this computer's own certificate, pinned
+        return load_jwks(context.service_url.rstrip("/") + JWKS_PATH, own)
     finally:
         context.close()
 

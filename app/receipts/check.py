@@ -20,6 +20,7 @@ same (PROTOCOL §11).
 from __future__ import annotations
 
 import json
+import ssl
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -142,12 +143,15 @@ def _key(entry: dict[str, Any] | None) -> Any:
         return None
 
 
-def load_jwks(source: str) -> dict[str, Any]:
-    """A JWKS from a file, a JWKS URL, or a service's base URL (its well-known JWKS)."""
+def load_jwks(source: str, verify: ssl.SSLContext | None = None) -> dict[str, Any]:
+    """A JWKS from a file, a JWKS URL, or a service's base URL (its well-known JWKS). `verify`:
+    the trust this desk gives that service (an office certificate pinned by its fingerprint,
+    app.api.pinning), as for every other call to it; by default the public authorities'."""
     if source.startswith(("http://", "https://")):
         url = source if source.rstrip("/").endswith(".json") else source.rstrip("/") + JWKS_PATH
+        trust = verify or public_trust()
         try:
-            reply = httpx.get(url, timeout=10, follow_redirects=True, verify=public_trust())
+            reply = httpx.get(url, timeout=10, follow_redirects=True, verify=trust)
         except httpx.HTTPError:
             raise ReceiptError(f"the service's keys could not be fetched from {url}") from None
         if reply.status_code != 200:

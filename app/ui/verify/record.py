@@ -229,9 +229,10 @@ class RecordDesk(QObject):
             return
         self._say("Checking the verification record…", "checking")
         url = self.context.service_url.rstrip("/") + JWKS_PATH
+        trust = self.context.own_options().get("verify")  # an office certificate: pinned
 
         def check_all() -> list[ReceiptCheck]:
-            jwks = load_jwks(url)  # one fetch of the keys for every receipt on the record
+            jwks = load_jwks(url, trust)  # one fetch of the keys for every receipt on the record
             return [check_receipt(receipt, jwks) for receipt in found]
 
         self.tasks.run(check_all, self._checked, self._not_checked)
