@@ -6,6 +6,13 @@ import os
 import tempfile
 
 import pytest
+from hypothesis import settings
+
+# Property tests: the same examples in every CI run (a red CI must be about the change, not the
+# draw); a developer's run draws new ones, which is how they find what CI would not.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PAYSLIP_RATE_LIMIT_IP", "off")

@@ -11,6 +11,7 @@ drawn before the character.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 CELLS = 32
@@ -20,8 +21,14 @@ MAX_PLACED = 1_000_000
 is 1,024). Past it the page is not read (:class:`TooManyCovers`), rather than slowly."""
 
 
+MAX_TESTS = 5_000_000
+"""At most this many (character, cover) tests for a page (a real page makes a few thousand):
+all covers can be heaped in one cell, where every character would test each of them."""
+
+
 class TooManyCovers(Exception):
-    """The page's covers would fill the grid past :data:`MAX_PLACED`."""
+    """The page's covers would fill the grid past :data:`MAX_PLACED`, or take more than
+    :data:`MAX_TESTS` tests."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +61,11 @@ class Covers:
         self._cells: dict[tuple[int, int], list[Cover]] = {}
         self.latest = max((cover.order for cover in covers), default=-1)
         """The last cover's place in the drawing order: a character drawn after it is seen."""
+        self._tests_left = MAX_TESTS
         placed = 0
         for cover in covers:
+            if math.isnan(cover.left + cover.bottom + cover.right + cover.top):
+                continue  # a degenerate matrix: no point is inside (as the plain test found)
             first_column, first_row = self._cell(cover.left, cover.bottom)
             last_column, last_row = self._cell(cover.right, cover.top)
             placed += (last_column - first_column + 1) * (last_row - first_row + 1)
@@ -71,38 +81,22 @@ class Covers:
         """Whether a cover drawn after `order` contains the point (x, y)."""
         if order >= self.latest:
             return False  # most pages: the boxes and lines are drawn before the text
-        for cover in self._cells.get(self._cell(x, y), ()):
+        listed = self._cells.get(self._cell(x, y), ())
+        self._tests_left -= len(listed)
+        if self._tests_left < 0:
+            raise TooManyCovers  # covers heaped on the characters: not read, rather than slowly
+        for cover in listed:
             if cover.order <= order:
                 return False  # the rest were drawn before the character
             if cover.left <= x <= cover.right and cover.bottom <= y <= cover.top:
                 return True
         return False
 
-    def may_hide(self, order: int, left: float, bottom: float, right: float, top: float) -> bool:
-        """Whether a cover drawn after `order` overlaps the box at all (a text object's: when
-        none does, none of its characters need `hides`)."""
-        if order >= self.latest:
-            return False
-        first_column, first_row = self._cell(left, bottom)
-        last_column, last_row = self._cell(right, top)
-        for column in range(first_column, last_column + 1):
-            for row in range(first_row, last_row + 1):
-                for cover in self._cells.get((column, row), ()):
-                    if cover.order <= order:
-                        break
-                    if (
-                        cover.left <= right
-                        and left <= cover.right
-                        and cover.bottom <= top
-                        and bottom <= cover.top
-                    ):
-                        return True
-        return False
-
     def _cell(self, x: float, y: float) -> tuple[int, int]:
-        column = int((x - self._left) // self._width)
-        row = int((y - self._bottom) // self._height)
-        return min(max(column, 0), CELLS - 1), min(max(row, 0), CELLS - 1)
+        # Clamped before the division: an infinite bound (a huge matrix) is the grid's edge.
+        column = (min(max(x - self._left, 0.0), CELLS * self._width)) // self._width
+        row = (min(max(y - self._bottom, 0.0), CELLS * self._height)) // self._height
+        return min(int(column), CELLS - 1), min(int(row), CELLS - 1)
 
 
 def _drawn_last_first(cover: Cover) -> int:

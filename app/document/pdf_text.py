@@ -76,14 +76,14 @@ def visible_words(page: pdfium.PdfPage) -> PageText:
     orders: dict[int, int] = {}
     covers: list[Cover] = []
     filled = 0
-    for order, (obj, kind) in enumerate(_walk(page.raw)):
+    for order, (obj, kind, placed) in enumerate(_walk(page.raw)):
         if order >= MAX_OBJECTS:
             raise PageTooComplex
         orders[ctypes.cast(obj, ctypes.c_void_p).value or 0] = order
         path = kind == pdfium_c.FPDF_PAGEOBJ_PATH and _filled(obj)
         filled += path
         if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE or path:
-            cover = Cover(order, *_bounds(obj))
+            cover = Cover(order, *_on_page(_bounds(obj), placed))
             if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and cover.share_of(crop) >= SCANNED_SHARE:
                 return PageText([], True, filled)
             covers.append(cover)
@@ -95,17 +95,64 @@ def visible_words(page: pdfium.PdfPage) -> PageText:
     return PageText(_words(chars, crop[3]), False, filled)
 
 
-def _walk(parent: Any, form: bool = False, depth: int = 0) -> Iterator[tuple[Any, int]]:
-    """Every page object in drawing order, form XObjects' contents in place (raw handles: the
-    helper classes cost more than the check itself on a page of 50 objects)."""
+_Matrix = tuple[float, float, float, float, float, float]
+"""A PDF matrix (a, b, c, d, e, f): x' = a x + c y + e, y' = b x + d y + f."""
+
+
+def _walk(
+    parent: Any, placed: _Matrix | None = None, depth: int = 0
+) -> Iterator[tuple[Any, int, _Matrix | None]]:
+    """Every page object in drawing order, form XObjects' contents in place, each with the
+    matrix that places its own coordinates on the page (None: it is on the page itself). The
+    bounds pdfium gives an object inside a form are in the form's space: a white box drawn
+    inside a form moved up the page hid nothing, and page-level covers were tested against
+    the wrong place. (Raw handles: the helper classes cost more than the check itself on a page
+    of 50 objects.)"""
+    form = placed is not None
     count = (pdfium_c.FPDFFormObj_CountObjects if form else pdfium_c.FPDFPage_CountObjects)(parent)
     get = pdfium_c.FPDFFormObj_GetObject if form else pdfium_c.FPDFPage_GetObject
     for index in range(count):
         obj = get(parent, index)
         kind = pdfium_c.FPDFPageObj_GetType(obj)
-        yield obj, kind
+        yield obj, kind, placed
         if kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < _MAX_DEPTH:
-            yield from _walk(obj, True, depth + 1)
+            yield from _walk(obj, _then(_matrix(obj), placed), depth + 1)
+
+
+def _matrix(obj: Any) -> _Matrix:
+    matrix = pdfium_c.FS_MATRIX()
+    if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):
+        return (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+    return (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
+
+
+def _then(inner: _Matrix, outer: _Matrix | None) -> _Matrix:
+    """`inner` followed by `outer` (a form inside a form)."""
+    if outer is None:
+        return inner
+    a, b, c, d, e, f = inner
+    oa, ob, oc, od, oe, of = outer
+    return (
+        oa * a + oc * b,
+        ob * a + od * b,
+        oa * c + oc * d,
+        ob * c + od * d,
+        oa * e + oc * f + oe,
+        ob * e + od * f + of,
+    )
+
+
+def _on_page(
+    bounds: tuple[float, float, float, float], placed: _Matrix | None
+) -> tuple[float, float, float, float]:
+    """Bounds in an object's own space as bounds on the page (the box round its corners)."""
+    if placed is None:
+        return bounds
+    a, b, c, d, e, f = placed
+    left, bottom, right, top = bounds
+    xs = [a * x + c * y + e for x in (left, right) for y in (bottom, top)]
+    ys = [b * x + d * y + f for x in (left, right) for y in (bottom, top)]
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 def _bounds(obj: Any) -> tuple[float, float, float, float]:
@@ -134,9 +181,8 @@ def _visible_chars(
     raw = textpage.raw
     box = (ctypes.c_float * 4)()  # FS_RECTF: left, top, right, bottom
     box_address = ctypes.addressof(box)
-    styles: dict[int, tuple[int, bool] | None] = {}
-    """Text object address -> (its drawing order, whether a later cover overlaps it), or None
-    when its text is not seen."""
+    styles: dict[int, int | None] = {}
+    """Text object address -> its drawing order, or None when its text is not seen."""
     count = pdfium_c.FPDFText_CountChars(raw)
     if count > MAX_CHARS:
         raise PageTooComplex
@@ -158,8 +204,7 @@ def _visible_chars(
             style = styles[address]
         else:
             obj = pdfium_c.FPDFText_GetTextObject(raw, index)
-            order = orders.get(address, -1)
-            style = None if _unseen(obj) else (order, _may_be_covered(covers, order, obj))
+            style = None if _unseen(obj) else orders.get(address, -1)
             styles[address] = style
         if style is None or not char_box(handle, index, box_address):
             continue
@@ -167,17 +212,9 @@ def _visible_chars(
         x, y = (char_left + char_right) / 2, (char_top + char_bottom) / 2
         if not (left <= x <= right and bottom <= y <= top):
             continue
-        if not style[1] or not hides(style[0], x, y):
+        if not hides(style, x, y):
             append((char, char_left, char_bottom, char_right, char_top))
     return chars
-
-
-def _may_be_covered(covers: Covers, order: int, obj: Any) -> bool:
-    """Whether a cover drawn after the text object may lie over any of its characters (its
-    bounds widened by half a line: a glyph's box may reach past its object's)."""
-    left, bottom, right, top = _bounds(obj)
-    margin = max(2.0, (top - bottom) / 2)
-    return covers.may_hide(order, left - margin, bottom - margin, right + margin, top + margin)
 
 
 def _all_text(raw: Any, count: int) -> str | None:

@@ -73,6 +73,10 @@ class _Bitmap:
 
 _kept: tuple[bytes, pdfium.PdfDocument] | None = None
 """The document last read, left open for its document check (see :func:`keep_document`)."""
+_expiry: threading.Timer | None = None
+KEEP_SECONDS = 10.0
+"""The longest a kept document waits for its check (which follows its reading within moments):
+whatever way a verification ends, nothing of a page stays in memory longer."""
 
 
 def open_document(data: bytes) -> pdfium.PdfDocument | None:
@@ -111,12 +115,27 @@ def keep_document(data: bytes, document: pdfium.PdfDocument) -> None:
     pdfium caches a document's fonts, so its page loads there in ~0.06 ms instead of ~0.65 ms
     (a third of the check of a one-page text PDF). One document is kept at a time (the one kept
     before is closed), in memory only, as the bytes the caller holds anyway; the check closes
-    it, and the verify flow releases it when no check follows (:func:`release_kept`)."""
-    global _kept
+    it, the verify flow releases it when no check follows (:func:`release_kept`), and whatever
+    way a verification ends otherwise, it is closed KEEP_SECONDS later."""
+    global _kept, _expiry
     with _PDFIUM:
         previous, _kept = _kept, (data, document)
         if previous is not None and previous[1] is not document:
             previous[1].close()
+        if _expiry is not None:
+            _expiry.cancel()  # one timer at a time
+        _expiry = threading.Timer(KEEP_SECONDS, _expire, (document,))
+        _expiry.daemon = True
+        _expiry.start()
+
+
+def _expire(document: pdfium.PdfDocument) -> None:
+    """KEEP_SECONDS after it was kept: closed, if no check took it (and none kept another)."""
+    global _kept
+    with _PDFIUM:
+        if _kept is not None and _kept[1] is document:
+            _kept = None
+            document.close()
 
 
 def stored_image_texts(document: pdfium.PdfDocument, decoder: Decoder) -> list[str]:

@@ -194,6 +194,7 @@ def read_pdf(source: str | os.PathLike[str] | bytes, decoder: Decoder | None = N
 
 
 def _read_pdf_bytes(data: bytes, name: str, decoder: Decoder) -> PdfReading:
+    given = data  # the caller's bytes (the reading's): a decrypted copy may replace `data`
     reader, data = _open_pdf(data, name)
     try:
         xmp, info = payload_metadata_of(reader)
@@ -217,7 +218,7 @@ def _read_pdf_bytes(data: bytes, name: str, decoder: Decoder) -> PdfReading:
             rendered = True
     finally:
         if document is not None:
-            pdf_pages.keep_document(data, document)  # for the document check that may follow
+            pdf_pages.keep_document(given, document)  # for the document check that may follow
     return PdfReading(
         metadata_payload=metadata,
         page_payloads=texts,

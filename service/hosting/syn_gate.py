@@ -25,6 +25,7 @@ import select
 import socket
 import struct
 import sys
+from typing import Any
 
 SO_ATTACH_FILTER = 26
 """Linux's SO_ATTACH_FILTER (also SO_GET_FILTER); Python's socket module does not name it."""
@@ -52,7 +53,7 @@ def close_gate(sock: socket.socket) -> bool:
         return False
     code = b"".join(struct.pack("HBBI", *instruction) for instruction in _DROP_BARE_SYN)
     program = ctypes.create_string_buffer(code, len(code))  # the kernel copies it
-    header = struct.pack("HL", len(_DROP_BARE_SYN), ctypes.addressof(program))
+    header = struct.pack("HP", len(_DROP_BARE_SYN), ctypes.addressof(program))  # sock_fprog
     try:
         sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, header)
     except OSError:
@@ -60,16 +61,23 @@ def close_gate(sock: socket.socket) -> bool:
     return True
 
 
-def gate_closed(sock: socket.socket) -> bool:
+def gate_closed(sock: Any) -> bool:
     """Whether `sock` has a filter attached (closed by `close_gate`: this service attaches no
-    other). A worker then waits a moment for handshakes under way before it closes."""
-    if not _is_linux():
+    other). A worker then waits a moment for handshakes under way before it closes.
+
+    Asked through libc with a zero length: SO_GET_FILTER then answers the filter's length in
+    instructions and copies nothing (Python's getsockopt would hand the kernel a buffer it
+    counts in instructions, 8 bytes each, which a longer filter than expected would overrun)."""
+    if _LIBC is None:
         return False
+    length = ctypes.c_uint32(0)
     try:
-        # SO_GET_FILTER: the length is counted in instructions; empty when there is no filter.
-        return bool(sock.getsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, 64))
-    except OSError:
+        done = _LIBC.getsockopt(
+            sock.fileno(), socket.SOL_SOCKET, SO_ATTACH_FILTER, None, ctypes.byref(length)
+        )
+    except (OSError, ValueError, AttributeError):
         return False
+    return done == 0 and length.value > 0
 
 
 SETTLE = 0.1
@@ -86,6 +94,10 @@ def connection_waiting(listener: object, wait: float = 0.0) -> bool:
         return any(events & select.POLLIN for _, events in poll.poll(int(wait * 1000)))
     except (OSError, ValueError, TypeError):
         return False
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+"""The C library (Linux only: the gate is a Linux socket filter)."""
 
 
 def _is_linux() -> bool:

@@ -113,3 +113,17 @@ def test_the_document_check_says_a_page_past_a_limit_could_not_be_read(
     monkeypatch.setattr(pdf_text, "MAX_OBJECTS", 100)
     checked = check_pdf(_busy_page(500), result)
     assert checked.status == "not_compared" and checked.reason == NO_PAGE
+
+
+def test_covers_heaped_on_the_characters_are_a_page_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every cover in one cell, each tested by every character: past MAX_TESTS the page is
+    not read (a crafted page would otherwise hold the reading lock for minutes)."""
+    heap = [Cover(10 + i, 500.0, 500.0, 501.0, 501.0) for i in range(50)]
+    monkeypatch.setattr(covers_module, "MAX_TESTS", 120)
+    grid = Covers(heap, CROP)
+    assert grid.hides(0, 500.5, 500.5)  # the cell's 50 covers counted against the budget
+    assert grid.hides(0, 500.6, 500.6)  # 100
+    with pytest.raises(TooManyCovers):
+        grid.hides(0, 500.7, 500.7)  # 150: past it

@@ -4,7 +4,11 @@ object, a new one for any other bytes (equal or not), and only one document is e
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+
+import pytest
+from pypdf import PdfReader, PdfWriter
 
 from app.api.errors import ClientCode
 from app.inputs import pdf_pages
@@ -55,4 +59,31 @@ def test_a_reading_no_check_takes_is_released(tmp_path: Path) -> None:
     assert pdf_pages._kept is not None and pdf_pages._kept[0] is reading.data
     outcome = with_document_check(Outcome(ClientCode.SERVICE_UNREACHABLE), reading)
     assert outcome.document is None
+    assert pdf_pages._kept is None
+
+
+def test_an_owner_password_pdf_is_kept_for_its_own_bytes(tmp_path: Path) -> None:
+    """Such a PDF is read through a decrypted copy; the document is kept for the bytes the
+    reading holds, so its check (or its release) finds it."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(blank_pdf())))
+    writer.encrypt(user_password="", owner_password="payroll-office")
+    locked = tmp_path / "locked.pdf"
+    with locked.open("wb") as handle:
+        writer.write(handle)
+    reading = read_file(locked)
+    assert pdf_pages._kept is not None and pdf_pages._kept[0] is reading.data
+    pdf_pages.release_kept(reading.data)
+    assert pdf_pages._kept is None
+
+
+def test_a_document_no_check_took_is_closed_after_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pdf_pages, "KEEP_SECONDS", 0.01)
+    path = tmp_path / "left.pdf"
+    path.write_bytes(blank_pdf())
+    read_file(path)
+    timer = pdf_pages._expiry
+    assert timer is not None
+    timer.join(10)  # the timer's own thread ends once it has closed the document
     assert pdf_pages._kept is None

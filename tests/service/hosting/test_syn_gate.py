@@ -4,12 +4,14 @@ listener closes the next attempt is refused before anything is sent."""
 
 from __future__ import annotations
 
+import ctypes
 import socket
+import struct
 import sys
 
 import pytest
 
-from service.hosting.syn_gate import close_gate, gate_closed
+from service.hosting.syn_gate import SO_ATTACH_FILTER, close_gate, gate_closed
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux filter")
 
@@ -48,3 +50,16 @@ def test_an_open_listener_reports_no_gate() -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
         assert not gate_closed(listener)
+
+
+def test_a_longer_filter_of_someone_elses_is_seen_without_overrunning_a_buffer() -> None:
+    """SO_GET_FILTER counts its buffer in instructions: asked with a length of zero it only
+    answers how many there are (a 20-instruction filter once meant 160 bytes into 64)."""
+    program = b"".join(struct.pack("HBBI", 0x06, 0, 0, 0xFFFFFFFF) for _ in range(20))
+    code = ctypes.create_string_buffer(program, len(program))
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        header = struct.pack("HP", 20, ctypes.addressof(code))
+        listener.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, header)
+        assert gate_closed(listener)
