@@ -32,10 +32,11 @@ from app.document.compare import (
     not_compared,
     shows_fields,
 )
+from app.document.covers import TooManyCovers
 from app.document.fields import FieldName
 from app.document.layout import lines_of
 from app.document.money import minor_amount, minor_digits
-from app.document.pdf_text import visible_words
+from app.document.pdf_text import PageTooComplex, visible_words
 from app.inputs import pdf_pages
 from app.scan.decoders import Decoder, decoder_chain
 from service.protocol.barcode_text import BarcodeTextError, parse_barcode
@@ -54,6 +55,10 @@ OUTLINES = 20
 glyphs as outlines: it is OCR'd (a blank stamped page, with the badge's caption, is not)."""
 NO_OCR = "no page could be read: this computer has no OCR engine for page images"
 SMALL_IMAGE = "the image is not a whole page at 150 dpi or more"
+UNLIKE_A_PAYSLIP = (
+    "the page is built unlike any payslip, with far more objects than one has: look at its "
+    "figures closely"
+)
 TEXT_CODE = "only the code was read"
 """A code typed, pasted, scanned or seen by the camera: there is no page to compare."""
 _log = logging.getLogger(__name__)
@@ -82,6 +87,10 @@ def check_pdf(
     registered = registered_of(result)
     try:
         return _check_pdf(data, result.service_reference, registered, decoder or decoder_chain())
+    except (PageTooComplex, TooManyCovers):
+        # Said as such: a page padded past every payslip's size may be hiding an edit from
+        # the check, so the desk is told to look harder, not that a page was unreadable.
+        return not_compared(UNLIKE_A_PAYSLIP, registered)
     except Exception as exc:  # a page pdfium or the OCR engine cannot read: not compared
         _log.warning("document check failed: %s", type(exc).__name__)
         return not_compared(NO_PAGE, registered)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from app.api.pinning import normalize_fingerprint
 from app.settings.desk import SecretStore, Settings
 from service.hosting.network_address import is_loopback_url
 from service.protocol.schemas import IssuerCreated
@@ -151,5 +152,6 @@ def load_local_issuer(settings: Settings, secrets: SecretStore) -> LocalIssuer |
         key_version=str(saved.get("key_version") or ""),
         client_secret=secrets.get(_secret_slot(client_id)) or "",
         encryption_key=secrets.get(_key_slot(client_id)) or "",
-        fingerprint=str(saved.get("fingerprint") or ""),
+        # A hand-edited value that is no fingerprint is no pin at all (shown empty, not a crash).
+        fingerprint=normalize_fingerprint(str(saved.get("fingerprint") or "")) or "",
     )

@@ -16,8 +16,7 @@ from reportlab.pdfgen.canvas import Canvas
 
 from app.document import covers as covers_module
 from app.document import pdf_text
-from app.document.check import check_pdf
-from app.document.compare import NO_PAGE
+from app.document.check import UNLIKE_A_PAYSLIP, check_pdf
 from app.document.covers import Cover, Covers, TooManyCovers
 from app.document.pdf_text import PageTooComplex, visible_words
 from testbed.factories import AU_V1, verification_result
@@ -112,7 +111,8 @@ def test_the_document_check_says_a_page_past_a_limit_could_not_be_read(
     assert check_pdf(_busy_page(500), result).status == "matches"  # within the limits: read
     monkeypatch.setattr(pdf_text, "MAX_OBJECTS", 100)
     checked = check_pdf(_busy_page(500), result)
-    assert checked.status == "not_compared" and checked.reason == NO_PAGE
+    assert checked.status == "not_compared" and checked.reason == UNLIKE_A_PAYSLIP
+    assert "look at its figures closely" in checked.summary
 
 
 def test_covers_heaped_on_the_characters_are_a_page_not_read(
