@@ -58,7 +58,8 @@ class Covers:
         self._left, self._bottom = crop[0], crop[1]
         self._width = max((crop[2] - crop[0]) / CELLS, 1e-6)
         self._height = max((crop[3] - crop[1]) / CELLS, 1e-6)
-        self._cells: dict[tuple[int, int], list[Cover]] = {}
+        self._cells: dict[int, list[Cover]] = {}
+        """Cell (column * CELLS + row) -> its covers, drawn last first."""
         self.latest = max((cover.order for cover in covers), default=-1)
         """The last cover's place in the drawing order: a character drawn after it is seen."""
         self._tests_left = MAX_TESTS
@@ -73,7 +74,7 @@ class Covers:
                 raise TooManyCovers
             for column in range(first_column, last_column + 1):
                 for row in range(first_row, last_row + 1):
-                    self._cells.setdefault((column, row), []).append(cover)
+                    self._cells.setdefault(column * CELLS + row, []).append(cover)
         for listed in self._cells.values():
             listed.sort(key=_drawn_last_first)
 
@@ -81,7 +82,11 @@ class Covers:
         """Whether a cover drawn after `order` contains the point (x, y)."""
         if order >= self.latest:
             return False  # most pages: the boxes and lines are drawn before the text
-        listed = self._cells.get(self._cell(x, y), ())
+        # The point's cell, written out (this runs for every character): a character's centre
+        # is inside the crop box, so only the far edges need bringing in.
+        column = min(int((x - self._left) / self._width), CELLS - 1)
+        row = min(int((y - self._bottom) / self._height), CELLS - 1)
+        listed = self._cells.get(max(column, 0) * CELLS + max(row, 0), ())
         self._tests_left -= len(listed)
         if self._tests_left < 0:
             raise TooManyCovers  # covers heaped on the characters: not read, rather than slowly
