@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
         "--tls-fingerprint",
         metavar="SHA256",
         help="an office service's certificate fingerprint, as Admin shows it: that certificate "
-        "is accepted and no other",
+        "is accepted and no other (by --auth-url and --issuer-url too)",
     )
     parser.add_argument("--client-id", help="the issuer client's id")
     parser.add_argument("--client-secret", help="or PAYSLIP_CLIENT_SECRET")
