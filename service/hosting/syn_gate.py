@@ -85,12 +85,15 @@ SETTLE = 0.1
 already under way complete within a round trip."""
 
 
-def connection_waiting(listener: object, wait: float = 0.0) -> bool:
+def connection_waiting(listener: Any, wait: float = 0.0) -> bool:
     """Whether a listening socket has a completed connection waiting to be accepted (waiting up
     to `wait` seconds for one)."""
     try:
+        if not hasattr(select, "poll"):  # Windows (the desktop app's server): select() has
+            readable, _, _ = select.select([listener], [], [], wait)  # no descriptor limit there
+            return bool(readable)
         poll = select.poll()  # not select(): a worker's descriptors may pass FD_SETSIZE
-        poll.register(listener, select.POLLIN)  # type: ignore[arg-type]
+        poll.register(listener, select.POLLIN)
         return any(events & select.POLLIN for _, events in poll.poll(int(wait * 1000)))
     except (OSError, ValueError, TypeError):
         return False

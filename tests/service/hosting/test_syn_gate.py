@@ -5,13 +5,19 @@ listener closes the next attempt is refused before anything is sent."""
 from __future__ import annotations
 
 import ctypes
+import select
 import socket
 import struct
 import sys
 
 import pytest
 
-from service.hosting.syn_gate import SO_ATTACH_FILTER, close_gate, gate_closed
+from service.hosting.syn_gate import (
+    SO_ATTACH_FILTER,
+    close_gate,
+    connection_waiting,
+    gate_closed,
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux filter")
 
@@ -63,3 +69,19 @@ def test_a_longer_filter_of_someone_elses_is_seen_without_overrunning_a_buffer()
         header = struct.pack("HP", 20, ctypes.addressof(code))
         listener.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, header)
         assert gate_closed(listener)
+
+
+@pytest.mark.parametrize("without_poll", [False, True])
+def test_a_waiting_connection_is_seen_with_or_without_poll(
+    monkeypatch: pytest.MonkeyPatch, without_poll: bool
+) -> None:
+    """The single-process drain asks this on every platform; Windows has no select.poll, so it
+    asks select() there (it once raised AttributeError on every stop of the desktop app)."""
+    if without_poll:
+        monkeypatch.delattr(select, "poll")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        assert not connection_waiting(listener)
+        with socket.create_connection(listener.getsockname()):
+            assert connection_waiting(listener, 5.0)  # returns as soon as it is queued
