@@ -22,6 +22,7 @@ import pypdfium2.raw as pdfium_c
 
 from app.document.covers import Cover, Covers
 from app.document.layout import Word
+from service.documents.pdf_stamp import Matrix, multiply
 
 _Char = tuple[str, float, float, float, float]
 """A character and its box: left, bottom, right, top (PDF units, y up)."""
@@ -95,13 +96,9 @@ def visible_words(page: pdfium.PdfPage) -> PageText:
     return PageText(_words(chars, crop[3]), False, filled)
 
 
-_Matrix = tuple[float, float, float, float, float, float]
-"""A PDF matrix (a, b, c, d, e, f): x' = a x + c y + e, y' = b x + d y + f."""
-
-
 def _walk(
-    parent: Any, placed: _Matrix | None = None, depth: int = 0
-) -> Iterator[tuple[Any, int, _Matrix | None]]:
+    parent: Any, placed: Matrix | None = None, depth: int = 0
+) -> Iterator[tuple[Any, int, Matrix | None]]:
     """Every page object in drawing order, form XObjects' contents in place, each with the
     matrix that places its own coordinates on the page (None: it is on the page itself). The
     bounds pdfium gives an object inside a form are in the form's space: a white box drawn
@@ -116,34 +113,19 @@ def _walk(
         kind = pdfium_c.FPDFPageObj_GetType(obj)
         yield obj, kind, placed
         if kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < _MAX_DEPTH:
-            yield from _walk(obj, _then(_matrix(obj), placed), depth + 1)
+            inner = _matrix(obj)  # a form inside a form: its own matrix, then the outer's
+            yield from _walk(obj, inner if placed is None else multiply(inner, placed), depth + 1)
 
 
-def _matrix(obj: Any) -> _Matrix:
+def _matrix(obj: Any) -> Matrix:
     matrix = pdfium_c.FS_MATRIX()
     if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):
         return (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
     return (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
 
 
-def _then(inner: _Matrix, outer: _Matrix | None) -> _Matrix:
-    """`inner` followed by `outer` (a form inside a form)."""
-    if outer is None:
-        return inner
-    a, b, c, d, e, f = inner
-    oa, ob, oc, od, oe, of = outer
-    return (
-        oa * a + oc * b,
-        ob * a + od * b,
-        oa * c + oc * d,
-        ob * c + od * d,
-        oa * e + oc * f + oe,
-        ob * e + od * f + of,
-    )
-
-
 def _on_page(
-    bounds: tuple[float, float, float, float], placed: _Matrix | None
+    bounds: tuple[float, float, float, float], placed: Matrix | None
 ) -> tuple[float, float, float, float]:
     """Bounds in an object's own space as bounds on the page (the box round its corners)."""
     if placed is None:

@@ -248,7 +248,7 @@ def _display_to_user(rotate: int, box: tuple[float, float, float, float]) -> Mat
     return (1, 0, 0, 1, x0, y0)
 
 
-def _multiply(first: Matrix, then: Matrix) -> Matrix:
+def multiply(first: Matrix, then: Matrix) -> Matrix:
     """PDF matrices (row-vector convention): apply `first`, then `then`."""
     a, b, c, d, e, f = first
     a2, b2, c2, d2, e2, f2 = then
@@ -338,9 +338,9 @@ class _Placement:
         font = _add_resource(page, "/Font", "PVCaption", _courier())
         reference = parse_barcode(self.payload).service_reference
         ops = [
-            f"q {_cm(_multiply(placed, to_user))} {badge.width} 0 0 {badge.height} 0 0 cm "
+            f"q {_cm(multiply(placed, to_user))} {badge.width} 0 0 {badge.height} 0 0 cm "
             f"{image} Do Q",
-            f"q {_cm(_multiply(beneath, to_user))}",
+            f"q {_cm(multiply(beneath, to_user))}",
             *_caption_ops(width, band + below, reference, font),
             "Q",
         ]
