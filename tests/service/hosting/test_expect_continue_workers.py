@@ -18,7 +18,12 @@ from urllib.parse import urlsplit
 
 from testbed import web
 from testbed.cluster import Instance, Server, registered, token
-from tests.service.hosting.test_slow_clients_workers import LIMITS, Trickle, instance
+from tests.service.hosting.test_slow_clients_workers import (
+    LIMITS,
+    Trickle,
+    instance,
+    verify_status,
+)
 
 __all__ = ["instance"]  # the fixture, shared with the other slow-client test
 
@@ -80,18 +85,9 @@ def test_slow_bodies_after_100_continue_neither_hold_nor_stay(instance: Instance
                     assert reply.status_code == 200, reply.text
                     if trickle.all_cut.wait(1.0):
                         break  # every slow connection is gone: nothing left to hold a thread
-            trickle.all_cut.wait(TRICKLE_FOR)
-            assert len(trickle.cut) == len(trickle.socks), (
-                f"{len(trickle.socks) - len(trickle.cut)} slow connections still open"
-            )
+            trickle.assert_all_cut(TRICKLE_FOR)
         finally:
             trickle.close()
-        after = web.post(
-            f"{server.url}/v1/verifications/payload",
-            json={"barcode": sealed.payload},
-            headers={"Authorization": f"Bearer {bearer}"},
-            timeout=8,
-        )
-        assert after.status_code == 200
+        assert verify_status(server.url, sealed.payload, bearer) == 200  # still serving
         assert server.terminate() == 0
     assert "Traceback" not in server.log()

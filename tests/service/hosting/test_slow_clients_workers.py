@@ -41,6 +41,17 @@ def instance(tmp_path: Path) -> Iterator[Instance]:
         yield made
 
 
+def verify_status(url: str, payload: str, bearer: str) -> int:
+    """The status of one verify request on a fresh connection (the server still serves)."""
+    reply = web.post(
+        f"{url}/v1/verifications/payload",
+        json={"barcode": payload},
+        headers={"Authorization": f"Bearer {bearer}"},
+        timeout=8,
+    )
+    return int(reply.status_code)
+
+
 class Trickle:
     """Slow connections sending a byte each per round; `cut` are those the server closed."""
 
@@ -86,6 +97,13 @@ class Trickle:
         except OSError:
             return True
 
+    def assert_all_cut(self, within: float) -> None:
+        """Every slow connection closed by the server within `within` seconds."""
+        self.all_cut.wait(within)
+        assert len(self.cut) == len(self.socks), (
+            f"{len(self.socks) - len(self.cut)} slow connections still open"
+        )
+
     def close(self) -> None:
         self.stop.set()
         self.thread.join(10)
@@ -120,18 +138,9 @@ def test_slow_heads_and_bodies_neither_hold_nor_stay(instance: Instance) -> None
                     assert reply.status_code == 200, reply.text
                     answered += reply.json()["verified"] is True
             assert answered == 20
-            trickle.all_cut.wait(TRICKLE_FOR)
-            assert len(trickle.cut) == len(trickle.socks), (
-                f"{len(trickle.socks) - len(trickle.cut)} slow connections still open"
-            )
+            trickle.assert_all_cut(TRICKLE_FOR)
         finally:
             trickle.close()
-        after = web.post(
-            f"{server.url}/v1/verifications/payload",
-            json={"barcode": sealed.payload},
-            headers={"Authorization": f"Bearer {bearer}"},
-            timeout=8,
-        )
-        assert after.status_code == 200
+        assert verify_status(server.url, sealed.payload, bearer) == 200  # still serving
         assert server.terminate() == 0
     assert "Traceback" not in server.log()
