@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +26,15 @@ from app.shell.context import AppContext
 from app.ui.verify.document_section import DIFFERS, TITLE
 from app.ui.verify.result_card import CHECKING_DOCUMENT, COMPARE_FIRST
 from app.ui.verify.screen import VerifyScreen
-from app.ui.widgets.tasks import TaskRunner
 from testbed.factories import MARKER_ACCOUNT, MARKER_NAME
 from testbed.payslip_pages import Shown, label_list, page_png, unknown_labels
 from testbed.stamped_pages import NAME, register_payslip, stamped
 from tests.app.shots import shoot
 from tests.app.ui.file_dialogs import FileDialogs
-from tests.app.ui.verify.test_verify_screen import (
+from tests.app.ui.verify.test_verify_screen import (  # noqa: F401 - make_screen, the fixture
     badge_grey,
     camera_frame,
+    make_screen,
     sample,
     write_video,
 )
@@ -54,30 +54,6 @@ SENTENCES = (
     "This copy was altered: do not accept it.",
 )
 ADDRESS = "1 Test St"
-
-
-@pytest.fixture
-def make_screen(
-    qtbot: Any, no_leaks: None, demo_context: AppContext, tmp_path: Path
-) -> Iterator[Callable[..., VerifyScreen]]:
-    demo_context.settings.camera = str(tmp_path / "no-camera.avi")
-    made: list[tuple[VerifyScreen, TaskRunner]] = []
-
-    def make(kiosk: bool = False) -> VerifyScreen:
-        tasks = TaskRunner()
-        screen = VerifyScreen(demo_context, tasks, kiosk=kiosk)
-        qtbot.addWidget(screen)
-        screen.resize(*SIZES[0])
-        screen.show()
-        qtbot.waitExposed(screen)
-        made.append((screen, tasks))
-        return screen
-
-    yield make
-    for screen, tasks in made:
-        screen.shutdown()
-        assert tasks.wait(60000)
-        screen.close()
 
 
 class Watch:
@@ -135,7 +111,7 @@ def held_text(screen: VerifyScreen) -> str:
 
 
 def test_an_altered_pdf_opened_is_not_verified_with_each_changed_field(
-    make_screen: Callable[..., VerifyScreen],
+    make_screen: Callable[..., VerifyScreen],  # noqa: F811 - the fixture
     demo_context: AppContext,
     qtbot: Any,
     tmp_path: Path,
@@ -144,7 +120,7 @@ def test_an_altered_pdf_opened_is_not_verified_with_each_changed_field(
     path = tmp_path / "payslip.pdf"
     path.write_bytes(altered_pdf(demo_context))
     file_dialogs.pick(path)
-    screen = make_screen()
+    screen = make_screen(size=SIZES[0])
     watch = Watch(screen)
     assert wait_result(qtbot, screen, screen.open_pdf_button.click) == "not_verified"
     # While the page was compared: "Checking the document…", and no verdict yet.
@@ -178,7 +154,7 @@ def test_an_altered_pdf_opened_is_not_verified_with_each_changed_field(
 
 
 def test_a_matching_pdf_dropped_says_the_figures_match(
-    make_screen: Callable[..., VerifyScreen],
+    make_screen: Callable[..., VerifyScreen],  # noqa: F811 - the fixture
     demo_context: AppContext,
     qtbot: Any,
     tmp_path: Path,
@@ -188,7 +164,7 @@ def test_a_matching_pdf_dropped_says_the_figures_match(
     pdf, _ = label_list(Shown())
     path = tmp_path / "payslip.pdf"
     path.write_bytes(stamped(pdf, sealed))
-    screen = make_screen()
+    screen = make_screen(size=SIZES[0])
     watch = Watch(screen)
     event: list[QDropEvent] = []
     assert wait_result(qtbot, screen, lambda: event.append(drop(screen, path))) == "verified"
@@ -205,13 +181,16 @@ def test_a_matching_pdf_dropped_says_the_figures_match(
 
 
 def test_a_page_that_cannot_be_compared_says_so_and_keeps_the_figures(
-    make_screen: Callable[..., VerifyScreen], demo_context: AppContext, qtbot: Any, tmp_path: Path
+    make_screen: Callable[..., VerifyScreen],  # noqa: F811 - the fixture
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
 ) -> None:
     sealed = register_payslip(demo_context)
     pdf, _ = unknown_labels(Shown())
     path = tmp_path / "payslip.pdf"
     path.write_bytes(stamped(pdf, sealed))
-    screen = make_screen()
+    screen = make_screen(size=SIZES[0])
     assert wait_result(qtbot, screen, lambda: screen.open_path(path)) == "verified"
     texts = screen.card.visible_texts()
     words = next(t for t in texts if t.startswith(NOT_COMPARED))
@@ -223,12 +202,15 @@ def test_a_page_that_cannot_be_compared_says_so_and_keeps_the_figures(
 
 
 def test_the_kiosk_catches_an_altered_page_image(
-    make_screen: Callable[..., VerifyScreen], demo_context: AppContext, qtbot: Any, tmp_path: Path
+    make_screen: Callable[..., VerifyScreen],  # noqa: F811 - the fixture
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
 ) -> None:
     """A phone's scan of a whole page (200 dpi PNG), dropped on the kiosk: OCR'd and caught."""
     path = tmp_path / "scan.png"
     path.write_bytes(page_png(altered_pdf(demo_context)))
-    screen = make_screen(kiosk=True)
+    screen = make_screen(kiosk=True, size=SIZES[0])
     watch = Watch(screen)
     assert wait_result(qtbot, screen, lambda: drop(screen, path)) == "not_verified"
     assert len(watch.checking) == 1 and watch.shown == ["not_verified"]
@@ -241,10 +223,13 @@ def test_the_kiosk_catches_an_altered_page_image(
 
 
 def test_a_typed_code_and_a_camera_read_say_nothing_was_compared(
-    make_screen: Callable[..., VerifyScreen], demo_context: AppContext, qtbot: Any, tmp_path: Path
+    make_screen: Callable[..., VerifyScreen],  # noqa: F811 - the fixture
+    demo_context: AppContext,
+    qtbot: Any,
+    tmp_path: Path,
 ) -> None:
     au = sample(demo_context, "AU")
-    screen = make_screen()
+    screen = make_screen(size=SIZES[0])
     watch = Watch(screen)
     screen.code_field.setText(au.payload)
     assert wait_result(qtbot, screen, screen.submit_text) == "verified"
@@ -256,7 +241,7 @@ def test_a_typed_code_and_a_camera_read_say_nothing_was_compared(
     badge = badge_grey(au.scan_url)
     frames = [camera_frame(badge, seed=i) for i in range(24)]
     demo_context.settings.camera = str(write_video(tmp_path / "desk.avi", frames))
-    camera = make_screen()
+    camera = make_screen(size=SIZES[0])
     with qtbot.waitSignal(camera.result_shown, timeout=RESULT_TIMEOUT) as shown:
         pass
     assert shown.args == ["verified"]

@@ -159,11 +159,13 @@ def make_screen(
     demo_context.settings.camera = str(tmp_path / "no-camera.avi")
     made: list[tuple[VerifyScreen, TaskRunner]] = []
 
-    def make(kiosk: bool = False, **options: Any) -> VerifyScreen:
+    def make(
+        kiosk: bool = False, size: tuple[int, int] | None = None, **options: Any
+    ) -> VerifyScreen:
         tasks = TaskRunner()
         screen = VerifyScreen(demo_context, tasks, kiosk=kiosk, **options)
         qtbot.addWidget(screen)
-        screen.resize(1366, 860) if kiosk else screen.resize(1180, 800)
+        screen.resize(*(size or ((1366, 860) if kiosk else (1180, 800))))
         screen.show()
         qtbot.waitExposed(screen)
         made.append((screen, tasks))
@@ -172,7 +174,7 @@ def make_screen(
     yield make
     for screen, tasks in made:
         screen.shutdown()
-        assert tasks.wait(20000)
+        assert tasks.wait(60000)  # a page image's OCR may still be running on a loaded machine
         screen.close()
 
 
