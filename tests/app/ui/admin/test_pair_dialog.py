@@ -31,22 +31,26 @@ def decode(image: QImage) -> list[str]:
     return [str(r.text) for r in zxingcpp.read_barcodes(pixels)]
 
 
-def test_pair_button_shows_a_one_time_qr_for_the_selected_front_desk(
-    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
-) -> None:
+def _pairing(qtbot: QtBot, context: AppContext) -> tuple[AdminScreen, TaskRunner, PairDialog]:
+    """Admin with its first front desk selected and "Pair a phone" pressed: the one dialog."""
     tasks = TaskRunner()
-    screen = AdminScreen(demo_context, tasks)
+    screen = AdminScreen(context, tasks)
     screen.show_dialogs = False
     qtbot.addWidget(screen)
     qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
     screen.tabs.setCurrentIndex(1)
     screen.verifiers.selectRow(0)
-    desk_name = screen.verifiers.item(0, 0).text()
     assert screen.pair_button.isEnabled()
     screen.pair_button.click()
-    dialogs = screen.findChildren(PairDialog)
-    assert len(dialogs) == 1
-    dialog = dialogs[0]
+    (dialog,) = screen.findChildren(PairDialog)
+    return screen, tasks, dialog
+
+
+def test_pair_button_shows_a_one_time_qr_for_the_selected_front_desk(
+    qtbot: QtBot, demo_context: AppContext, screenshot_dir: Path, no_leaks: None
+) -> None:
+    screen, tasks, dialog = _pairing(qtbot, demo_context)
+    desk_name = screen.verifiers.item(0, 0).text()
     assert desk_name in dialog.desk.currentText()
 
     dialog.make_button.click()
@@ -88,15 +92,7 @@ def test_the_pair_dialog_fits_small_and_scaled_screens_with_close_and_the_whole_
     from PySide6.QtCore import QPoint, QRect
     from PySide6.QtWidgets import QDialogButtonBox
 
-    tasks = TaskRunner()
-    screen = AdminScreen(demo_context, tasks)
-    screen.show_dialogs = False
-    qtbot.addWidget(screen)
-    qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
-    screen.tabs.setCurrentIndex(1)
-    screen.verifiers.selectRow(0)
-    screen.pair_button.click()
-    (dialog,) = screen.findChildren(PairDialog)
+    _, tasks, dialog = _pairing(qtbot, demo_context)
     qtbot.waitExposed(dialog)
     dialog.make_button.click()
     qtbot.waitUntil(lambda: dialog.offer is not None, timeout=10000)
@@ -128,15 +124,7 @@ def test_a_phone_lasts_the_days_chosen_and_admin_shows_its_last_use_and_removes_
     """Issue 37: the days a paired phone stays signed in are set in Admin's pairing dialog (90
     unless changed, kept in settings.json); the Clients tab shows when each phone last signed in
     and until when it may, and removes it."""
-    tasks = TaskRunner()
-    screen = AdminScreen(demo_context, tasks)
-    screen.show_dialogs = False
-    qtbot.addWidget(screen)
-    qtbot.waitUntil(lambda: screen.overview is not NO_OVERVIEW, timeout=10000)
-    screen.tabs.setCurrentIndex(1)
-    screen.verifiers.selectRow(0)
-    screen.pair_button.click()
-    dialog = screen.findChildren(PairDialog)[0]
+    screen, tasks, dialog = _pairing(qtbot, demo_context)
     assert dialog.days.value() == 90
     dialog.days.setValue(14)
     dialog.make_button.click()
