@@ -8,7 +8,6 @@ screen keeps no widgets of the earlier ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +17,12 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.issuer.examples import example_employee, example_payslip
-from app.shell.context import AppContext
 from app.ui.issue.screen import IssueScreen
-from app.ui.widgets.tasks import TaskRunner
 from testbed.factories import blank_pdf
 from tests.app.shots import shoot
 
 pytestmark = pytest.mark.gui
 AU = "au.payslip.v1"
-
-
-@pytest.fixture
-def screen(qtbot: QtBot, demo_context: AppContext, no_leaks: None) -> Iterator[IssueScreen]:
-    tasks = TaskRunner()
-    widget = IssueScreen(demo_context, tasks)
-    qtbot.addWidget(widget)
-    widget.resize(1366, 768)
-    widget.show()
-    yield widget
-    tasks.wait()
-    widget.shutdown()
-    widget.close()
 
 
 def issue_example(qtbot: QtBot, screen: IssueScreen, schema: str = AU) -> Any:

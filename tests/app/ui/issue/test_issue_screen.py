@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,20 +61,10 @@ NZ_PII = {
 
 
 @pytest.fixture
-def screen(
-    qtbot: QtBot,
-    demo_context: AppContext,
-    no_leaks: None,
-) -> Iterator[IssueScreen]:
-    tasks = TaskRunner()
-    widget = IssueScreen(demo_context, tasks)
-    qtbot.addWidget(widget)
-    widget.resize(1280, 800)
-    widget.show()
-    yield widget
-    tasks.wait()
-    widget.shutdown()
-    widget.close()
+def screen(screen: IssueScreen) -> IssueScreen:
+    """The Issue screen (tests/app/ui/issue/conftest.py) at 1280x800."""
+    screen.resize(1280, 800)
+    return screen
 
 
 def test_required_fields_and_bad_values_are_shown_inline_and_clear_as_fixed(

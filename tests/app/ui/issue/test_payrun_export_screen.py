@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,28 +18,13 @@ from pytestqt.qtbot import QtBot
 from app.issuer.export.memory import SETTINGS_KEY
 from app.issuer.run.results import RunSummary
 from app.settings.desk import Settings
-from app.shell.context import AppContext
 from app.ui.issue.payrun_columns import NOT_PLACED
 from app.ui.issue.screen import IssueScreen
-from app.ui.widgets.tasks import TaskRunner
 from testbed.export_files import payslip_page_lines, text_pdf
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[4]
 REVIEW = Path("/tmp/shots-export")
-
-
-@pytest.fixture
-def screen(qtbot: QtBot, demo_context: AppContext, no_leaks: None) -> Iterator[IssueScreen]:
-    tasks = TaskRunner()
-    widget = IssueScreen(demo_context, tasks)
-    qtbot.addWidget(widget)
-    widget.resize(1366, 768)
-    widget.show()
-    yield widget
-    tasks.wait()
-    widget.shutdown()
-    widget.close()
 
 
 def shot(widget: IssueScreen, folder: Path, name: str) -> None:

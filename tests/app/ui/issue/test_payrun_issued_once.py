@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import datetime
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,6 @@ from app.issuer.run.results import RunSummary
 from app.shell.context import AppContext
 from app.ui.issue.payrun_tab import PayRunTab
 from app.ui.issue.screen import IssueScreen
-from app.ui.widgets.tasks import TaskRunner
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[4]
@@ -36,17 +34,10 @@ REVIEW = Path("/tmp/shots35-ledger")
 
 
 @pytest.fixture
-def screen(qtbot: QtBot, demo_context: AppContext, no_leaks: None) -> Iterator[IssueScreen]:
-    tasks = TaskRunner()
-    widget = IssueScreen(demo_context, tasks)
-    qtbot.addWidget(widget)
-    widget.resize(1366, 768)
-    widget.show()
-    widget.tabs.setCurrentIndex(1)
-    yield widget
-    tasks.wait()
-    widget.shutdown()
-    widget.close()
+def screen(screen: IssueScreen) -> IssueScreen:
+    """The Issue screen (tests/app/ui/issue/conftest.py) on its pay-run tab."""
+    screen.tabs.setCurrentIndex(1)
+    return screen
 
 
 def shot(widget: QWidget, name: str, resize: bool = True) -> None:
