@@ -29,7 +29,7 @@ from app.ui.issue.screen import IssueScreen
 from app.ui.widgets.tasks import TaskRunner
 from service.composition.demo import sample_records
 from tests.app.api.faults import FakeTime
-from tests.app.ui.test_office_service import NZ_PII
+from tests.app.ui.issue.test_issue_screen import NZ_PII
 from tests.commands import run_module
 
 FIVE_SECONDS = 5.0

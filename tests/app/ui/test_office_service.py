@@ -27,17 +27,8 @@ from service.composition.demo import sample_records
 from service.hosting.network_address import choose_port
 from tests.app.shots import shoot
 from tests.app.ui.admin.adding import add_client, admin_screen
+from tests.app.ui.issue.test_issue_screen import NZ_PII
 
-NZ_PII = {
-    "employee_name": "Sam Sampleford",
-    "ird_number": "123-456-789",
-    "employer_name": "Demo Payroll NZ Ltd",
-    "account_number": "12-3456-7890123-00",
-    "line1": "2 Example Road",
-    "suburb": "Te Aro",
-    "city": "Wellington",
-    "postcode": "6011",
-}
 SMALL = ((1366, 768), (1024, 600))
 
 
