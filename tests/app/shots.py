@@ -34,3 +34,15 @@ def shoot(
         review.mkdir(exist_ok=True)
         shutil.copy(path, review / path.name)
     return paths
+
+
+def review_shot(widget: QWidget, review: Path, name: str, resize: bool = True) -> None:
+    """Into `review` only: at 1366x768 and 1024x600, or a dialog at its own size."""
+    for width, height in ((1366, 768), (1024, 600)) if resize else ((0, 0),):
+        if resize:
+            widget.resize(width, height)
+        for _ in range(3):
+            QApplication.processEvents()
+        review.mkdir(exist_ok=True)
+        size = f"{width}x{height}" if resize else "own-size"
+        assert widget.grab().save(str(review / f"{name}-{size}.png"))

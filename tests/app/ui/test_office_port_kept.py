@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.shell.context import AppContext
@@ -25,6 +25,7 @@ from app.ui.issue.screen import IssueScreen
 from app.ui.service.panel import ServicePanel
 from app.ui.widgets.tasks import TaskRunner
 from service.hosting.network_address import choose_port, port_free
+from tests.app.shots import review_shot
 from tests.app.ui.admin.adding import admin_screen
 from tests.app.ui.test_office_service import Office, add_issuer_used_here, issue_one
 
@@ -62,15 +63,7 @@ def set_up_office(qtbot: QtBot, office: Office) -> tuple[int, str]:
 
 
 def shot(widget: QWidget, name: str, resize: bool = True) -> None:
-    """At 1366x768 and 1024x600 (a dialog at its own size)."""
-    for width, height in ((1366, 768), (1024, 600)) if resize else ((0, 0),):
-        if resize:
-            widget.resize(width, height)
-        for _ in range(3):
-            QApplication.processEvents()
-        REVIEW.mkdir(exist_ok=True)
-        size = f"{width}x{height}" if resize else "own-size"
-        assert widget.grab().save(str(REVIEW / f"{name}-{size}.png"))
+    review_shot(widget, REVIEW, name, resize)
 
 
 def screens(qtbot: QtBot, context: AppContext) -> tuple[ServicePanel, IssueScreen, TaskRunner]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QUrl
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.inputs.reading import read_input
@@ -26,6 +26,7 @@ from app.issuer.run.results import RunSummary
 from app.shell.context import AppContext
 from app.ui.issue.payrun_tab import PayRunTab
 from app.ui.issue.screen import IssueScreen
+from tests.app.shots import review_shot
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parents[4]
@@ -41,15 +42,7 @@ def screen(screen: IssueScreen) -> IssueScreen:
 
 
 def shot(widget: QWidget, name: str, resize: bool = True) -> None:
-    """At 1366x768 and 1024x600 (a dialog at its own size)."""
-    for width, height in ((1366, 768), (1024, 600)) if resize else ((0, 0),):
-        if resize:
-            widget.resize(width, height)
-        for _ in range(3):
-            QApplication.processEvents()
-        REVIEW.mkdir(exist_ok=True)
-        size = f"{width}x{height}" if resize else "own-size"
-        assert widget.grab().save(str(REVIEW / f"{name}-{size}.png"))
+    review_shot(widget, REVIEW, name, resize)
 
 
 def choose_export(tab: PayRunTab, qtbot: QtBot, tmp_path: Path) -> Path:
